@@ -1,0 +1,189 @@
+/**
+ * What the repositories store. Timestamps are epoch milliseconds; money is integer micros.
+ * These are internal records: the wire shapes of the spec live in core/schema and are
+ * produced from records by core/services/present.ts.
+ */
+import { Schema } from "effect"
+import {
+  AccountStatus, FileStatus, JobErrorCode, JobStatus, LedgerKind, LotSource, Mode, Scope, Task
+} from "./enums.js"
+
+const Millis = Schema.Int
+const Micros = Schema.Int
+
+export class AccountRecord extends Schema.Class<AccountRecord>("AccountRecord")({
+  id: Schema.String,
+  name: Schema.String,
+  email: Schema.String,
+  status: AccountStatus,
+  hasPurchased: Schema.Boolean,
+  termsVersion: Schema.String,
+  trainingOptIn: Schema.Boolean,
+  emailVerified: Schema.Boolean,
+  createdAt: Millis
+}) {}
+
+export class KeyRecord extends Schema.Class<KeyRecord>("KeyRecord")({
+  id: Schema.String,
+  accountId: Schema.String,
+  name: Schema.String,
+  mode: Mode,
+  /** Lowercase hex SHA-256 of the whole key; the only form of the secret kept. */
+  hash: Schema.String,
+  prefixDisplay: Schema.String,
+  lastFour: Schema.String,
+  scopes: Schema.Array(Scope),
+  createdAt: Millis,
+  lastUsedAt: Schema.NullOr(Millis),
+  revokedAt: Schema.NullOr(Millis)
+}) {}
+
+export class FileErrorRecord extends Schema.Class<FileErrorRecord>("FileErrorRecord")({
+  code: Schema.String,
+  message: Schema.String
+}) {}
+
+export class MultipartState extends Schema.Class<MultipartState>("MultipartState")({
+  uploadId: Schema.String,
+  partSize: Schema.Int,
+  partCount: Schema.Int
+}) {}
+
+export class FileRecord extends Schema.Class<FileRecord>("FileRecord")({
+  id: Schema.String,
+  accountId: Schema.String,
+  mode: Mode,
+  filename: Schema.String,
+  contentType: Schema.String,
+  sizeBytes: Schema.Int,
+  status: FileStatus,
+  durationSeconds: Schema.NullOr(Schema.Number),
+  error: Schema.NullOr(FileErrorRecord),
+  /** Where the bytes live in the blob store. */
+  storageKey: Schema.String,
+  multipart: Schema.NullOr(MultipartState),
+  createdAt: Millis,
+  uploadExpiresAt: Millis,
+  completedAt: Schema.NullOr(Millis),
+  readyAt: Schema.NullOr(Millis),
+  rejectedAt: Schema.NullOr(Millis)
+}) {}
+
+export class JobPricing extends Schema.Class<JobPricing>("JobPricing")({
+  billableSeconds: Schema.Int,
+  minimumApplied: Schema.Boolean,
+  unitPriceMicros: Micros,
+  pricingVersion: Schema.Int,
+  /** The exact cost, held at creation (0 in test mode). */
+  estimatedMicros: Micros
+}) {}
+
+export class JobOutputRecord extends Schema.Class<JobOutputRecord>("JobOutputRecord")({
+  format: Schema.String,
+  bitrateKbps: Schema.Int,
+  sizeBytes: Schema.Int,
+  storageKey: Schema.String,
+  /** Set once the sweeper deleted the bytes. */
+  deletedAt: Schema.NullOr(Millis)
+}) {}
+
+export class JobErrorRecord extends Schema.Class<JobErrorRecord>("JobErrorRecord")({
+  code: JobErrorCode,
+  message: Schema.String
+}) {}
+
+export class JobRecord extends Schema.Class<JobRecord>("JobRecord")({
+  id: Schema.String,
+  accountId: Schema.String,
+  mode: Mode,
+  keyId: Schema.NullOr(Schema.String),
+  task: Task,
+  model: Schema.String,
+  status: JobStatus,
+  progress: Schema.Number,
+  fileId: Schema.String,
+  inputFilename: Schema.String,
+  inputStorageKey: Schema.String,
+  durationSeconds: Schema.Number,
+  pricing: JobPricing,
+  chargedMicros: Schema.NullOr(Micros),
+  /** The capture's ledger entry, once charged. */
+  ledgerTxnId: Schema.NullOr(Schema.String),
+  output: Schema.NullOr(JobOutputRecord),
+  error: Schema.NullOr(JobErrorRecord),
+  /** Claims so far (a lapsed lease counts); at most MAX_JOB_ATTEMPTS. */
+  attempts: Schema.Int,
+  leaseOwner: Schema.NullOr(Schema.String),
+  leaseExpiresAt: Schema.NullOr(Millis),
+  createdAt: Millis,
+  startedAt: Schema.NullOr(Millis),
+  finishedAt: Schema.NullOr(Millis)
+}) {}
+
+export class LotRecord extends Schema.Class<LotRecord>("LotRecord")({
+  id: Schema.String,
+  accountId: Schema.String,
+  source: LotSource,
+  amountMicros: Micros,
+  /** Not yet captured or expired; includes what open holds reserve on this lot. */
+  remainingMicros: Micros,
+  purchasedAt: Millis,
+  expiresAt: Millis,
+  /** True once its expiry entry was written; only held micros may remain. */
+  expired: Schema.Boolean,
+  checkoutId: Schema.NullOr(Schema.String)
+}) {}
+
+export class HoldDraw extends Schema.Class<HoldDraw>("HoldDraw")({
+  lotId: Schema.String,
+  micros: Micros
+}) {}
+
+export const HoldStatus = Schema.Literal("open", "captured", "released")
+export type HoldStatus = typeof HoldStatus.Type
+
+export class HoldRecord extends Schema.Class<HoldRecord>("HoldRecord")({
+  id: Schema.String,
+  accountId: Schema.String,
+  jobId: Schema.String,
+  amountMicros: Micros,
+  draws: Schema.Array(HoldDraw),
+  status: HoldStatus,
+  createdAt: Millis,
+  resolvedAt: Schema.NullOr(Millis)
+}) {}
+
+export class LedgerEntryRecord extends Schema.Class<LedgerEntryRecord>("LedgerEntryRecord")({
+  id: Schema.String,
+  accountId: Schema.String,
+  /** Position in the account's ledger, 1-based, gap-free. */
+  seq: Schema.Int,
+  kind: LedgerKind,
+  reason: Schema.String,
+  balanceDelta: Micros,
+  reservedDelta: Micros,
+  balanceAfter: Micros,
+  reservedAfter: Micros,
+  jobId: Schema.NullOr(Schema.String),
+  lotId: Schema.NullOr(Schema.String),
+  checkoutId: Schema.NullOr(Schema.String),
+  createdAt: Millis
+}) {}
+
+export const IdempotencyState = Schema.Literal("running", "done")
+
+export class IdempotencyRecord extends Schema.Class<IdempotencyRecord>("IdempotencyRecord")({
+  accountId: Schema.String,
+  mode: Mode,
+  key: Schema.String,
+  method: Schema.String,
+  path: Schema.String,
+  /** Hash of the request body, so a reuse with another body is detected. */
+  fingerprint: Schema.String,
+  state: IdempotencyState,
+  responseStatus: Schema.NullOr(Schema.Int),
+  responseBody: Schema.NullOr(Schema.String),
+  responseHeaders: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })),
+  createdAt: Millis,
+  expiresAt: Millis
+}) {}

@@ -1,0 +1,123 @@
+/**
+ * Repository ports. Operations fail only with defects (infrastructure faults); domain rules
+ * live in core/rules and core/wallet, never here. Every adapter passes test/contracts.
+ */
+import { Context, Effect, Option } from "effect"
+import type {
+  AccountRecord, FileRecord, HoldRecord, IdempotencyRecord, JobRecord, KeyRecord,
+  LedgerEntryRecord, LotRecord
+} from "../domain/records.js"
+import type { JobStatus, Mode } from "../domain/enums.js"
+
+export class AccountRepo extends Context.Tag("hush/AccountRepo")<AccountRepo, {
+  readonly insert: (account: AccountRecord) => Effect.Effect<void>
+  readonly get: (id: string) => Effect.Effect<Option.Option<AccountRecord>>
+  readonly findByEmail: (email: string) => Effect.Effect<Option.Option<AccountRecord>>
+  readonly update: (account: AccountRecord) => Effect.Effect<void>
+}>() {}
+
+export class KeyRepo extends Context.Tag("hush/KeyRepo")<KeyRepo, {
+  readonly insert: (key: KeyRecord) => Effect.Effect<void>
+  readonly get: (id: string) => Effect.Effect<Option.Option<KeyRecord>>
+  readonly findByHash: (hash: string) => Effect.Effect<Option.Option<KeyRecord>>
+  /** Oldest first. */
+  readonly listByAccount: (accountId: string) => Effect.Effect<ReadonlyArray<KeyRecord>>
+  readonly update: (key: KeyRecord) => Effect.Effect<void>
+}>() {}
+
+export class FileRepo extends Context.Tag("hush/FileRepo")<FileRepo, {
+  readonly insert: (file: FileRecord) => Effect.Effect<void>
+  readonly get: (id: string) => Effect.Effect<Option.Option<FileRecord>>
+  readonly update: (file: FileRecord) => Effect.Effect<void>
+  readonly delete: (id: string) => Effect.Effect<void>
+  /** Files still `uploading` whose window is open at `now`. */
+  readonly countOpenUploads: (accountId: string, mode: Mode, now: number) => Effect.Effect<number>
+  /** Declared bytes of every stored file that is not rejected. */
+  readonly retainedBytes: (accountId: string, mode: Mode) => Effect.Effect<number>
+  /** Completes accepted (validations started) at or after `since`, and the earliest of them. */
+  readonly validationsSince: (accountId: string, mode: Mode, since: number) =>
+    Effect.Effect<{ readonly count: number; readonly earliest: number | null }>
+}>() {}
+
+export interface JobListQuery {
+  readonly accountId: string
+  readonly mode: Mode
+  readonly status?: JobStatus | undefined
+  readonly model?: string | undefined
+  readonly limit: number
+  /** Keyset position: return jobs strictly older than this (createdAt desc, id desc). */
+  readonly after?: { readonly createdAt: number; readonly id: string } | undefined
+}
+
+export class JobRepo extends Context.Tag("hush/JobRepo")<JobRepo, {
+  readonly insert: (job: JobRecord) => Effect.Effect<void>
+  readonly get: (id: string) => Effect.Effect<Option.Option<JobRecord>>
+  readonly update: (job: JobRecord) => Effect.Effect<void>
+  /** Newest first: createdAt descending, then id descending. */
+  readonly list: (query: JobListQuery) => Effect.Effect<ReadonlyArray<JobRecord>>
+  /** Jobs `queued` or `processing` that use the file. */
+  readonly countActiveForFile: (fileId: string) => Effect.Effect<number>
+  /**
+   * The oldest `queued` job of the mode, locked for the current transaction so no other
+   * claimer gets it (SKIP LOCKED on Postgres). None when the queue is empty.
+   */
+  readonly lockNextQueued: (mode: Mode) => Effect.Effect<Option.Option<JobRecord>>
+  /** The job locked for the current transaction. */
+  readonly lockById: (id: string) => Effect.Effect<Option.Option<JobRecord>>
+  /** `processing` jobs whose lease ended before `now`. */
+  readonly lapsedLeases: (now: number, limit: number) => Effect.Effect<ReadonlyArray<JobRecord>>
+}>() {}
+
+/** What a wallet transaction starts from: the account's live lots and open holds. */
+export interface WalletSnapshot {
+  readonly accountId: string
+  /** Lots with remaining micros (expired lots only while they still carry held micros). */
+  readonly lots: ReadonlyArray<LotRecord>
+  readonly openHolds: ReadonlyArray<HoldRecord>
+  /** The latest ledger entry's seq, balance_after and reserved_after (0s when none). */
+  readonly lastSeq: number
+  readonly balance: number
+  readonly reserved: number
+}
+
+/** The writes of one wallet operation, produced by core/wallet. */
+export interface WalletChange {
+  readonly lots: ReadonlyArray<LotRecord>
+  readonly holds: ReadonlyArray<HoldRecord>
+  readonly entries: ReadonlyArray<LedgerEntryRecord>
+}
+
+export interface LedgerPageQuery {
+  readonly accountId: string
+  readonly limit: number
+  /** Return entries with seq below this (newest first). */
+  readonly beforeSeq?: number | undefined
+}
+
+export class WalletRepo extends Context.Tag("hush/WalletRepo")<WalletRepo, {
+  /** Loads the wallet and locks it for the current transaction. */
+  readonly lock: (accountId: string) => Effect.Effect<WalletSnapshot>
+  readonly apply: (change: WalletChange) => Effect.Effect<void>
+  readonly holdForJob: (jobId: string) => Effect.Effect<Option.Option<HoldRecord>>
+  /** Newest purchase first; every lot ever created. */
+  readonly listLots: (accountId: string, limit: number) => Effect.Effect<ReadonlyArray<LotRecord>>
+  /** Newest first. */
+  readonly ledgerPage: (query: LedgerPageQuery) => Effect.Effect<ReadonlyArray<LedgerEntryRecord>>
+  /** Oldest first. */
+  readonly ledgerForJob: (jobId: string) => Effect.Effect<ReadonlyArray<LedgerEntryRecord>>
+}>() {}
+
+export type IdempotencyBegin =
+  | { readonly _tag: "Started" }
+  | { readonly _tag: "Existing"; readonly record: IdempotencyRecord }
+
+export class IdempotencyRepo extends Context.Tag("hush/IdempotencyRepo")<IdempotencyRepo, {
+  /** Records a running request unless an unexpired record for (account, mode, key) exists. Atomic. */
+  readonly begin: (record: IdempotencyRecord) => Effect.Effect<IdempotencyBegin>
+  readonly finish: (
+    accountId: string, mode: Mode, key: string,
+    response: { readonly status: number; readonly body: string; readonly headers: Record<string, string> }
+  ) => Effect.Effect<void>
+  /** Forgets a running record (its result is not to be kept: 429, 5xx). */
+  readonly abandon: (accountId: string, mode: Mode, key: string) => Effect.Effect<void>
+}>() {}
