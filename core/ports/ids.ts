@@ -1,12 +1,18 @@
 import { Context, Effect } from "effect"
 
-export type IdPrefix = "file" | "job" | "acct" | "key" | "txn" | "lot" | "chk" | "hold" | "req"
+export type IdPrefix = "file" | "job" | "acct" | "key" | "txn" | "lot" | "chk" | "hold"
 
+/**
+ * Source of identifiers and secrets. Synchronous so that pure rules (the wallet) can mint
+ * ledger ids without becoming effects; an implementation is random or, in tests, sequential.
+ */
 export class IdGenerator extends Context.Tag("hush/IdGenerator")<IdGenerator, {
   /** `<prefix>_` then at least 96 random bits in lowercase base32. */
-  readonly id: (prefix: IdPrefix) => Effect.Effect<string>
+  readonly next: (prefix: IdPrefix) => string
   /** 256 random bits, lowercase base32 without padding (52 characters). */
-  readonly secret: () => Effect.Effect<string>
+  readonly secret: () => string
 }>() {}
 
-export const newId = (prefix: IdPrefix) => Effect.flatMap(IdGenerator, (ids) => ids.id(prefix))
+export type MintId = (prefix: IdPrefix) => string
+
+export const newId = (prefix: IdPrefix) => Effect.map(IdGenerator, (ids) => ids.next(prefix))

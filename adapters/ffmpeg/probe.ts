@@ -1,0 +1,184 @@
+import { spawn, execFile, type ChildProcessWithoutNullStreams } from "node:child_process"
+import { mkdtemp, open, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { Writable } from "node:stream"
+import { Duration, Effect, Layer, Stream } from "effect"
+import { AudioProbe, AudioRejected, type ProbeResult } from "../../core/ports/audio.js"
+import type { BlobError } from "../../core/ports/blob-store.js"
+
+export const FFMPEG_MISSING_MESSAGE =
+  "ffmpeg is not installed or not on PATH: install it (Debian/Ubuntu: apt-get install -y ffmpeg; macOS: brew install ffmpeg)"
+
+/** 10 minutes of MP3 decode in ~0.6 s on 2 vCPU: two minutes covers hours of audio on a busy host. */
+export const DEFAULT_PROBE_TIME_LIMIT_MS = 120_000
+
+/** The demuxers untrusted uploads may use (audio files and audio-in-video containers); no playlists. */
+export const AUDIO_DEMUXERS = [
+  "aac", "ac3", "aiff", "amr", "ape", "asf", "au", "avi", "caf", "eac3", "flac", "flv",
+  "matroska", "mov", "mp3", "mpeg", "mpegts", "ogg", "tta", "w64", "wav", "wv"
+] as const
+
+const PCM_RATE = 16_000 // s16le mono: 2 bytes a sample
+const STDERR_TAIL = 8 * 1024
+
+type Outcome =
+  | { readonly _tag: "Exited"; readonly code: number | null; readonly signal: NodeJS.Signals | null }
+  | { readonly _tag: "SpawnFailed"; readonly error: NodeJS.ErrnoException }
+
+interface Decoded {
+  readonly outcome: Outcome
+  readonly inputBytes: number
+  readonly pcmBytes: number
+  readonly stderr: string
+}
+
+const missing = (error: NodeJS.ErrnoException) =>
+  error.code === "ENOENT" ? new Error(FFMPEG_MISSING_MESSAGE, { cause: error }) : error
+
+/** Writes one chunk, waiting for 'drain' when the pipe is full; false once ffmpeg stopped reading. */
+const write = (stdin: Writable, chunk: Uint8Array) =>
+  Effect.async<boolean>((resume) => {
+    if (!stdin.writable) return resume(Effect.succeed(false))
+    if (stdin.write(chunk)) return resume(Effect.succeed(true))
+    const off = () => {
+      stdin.off("drain", onDrain)
+      stdin.off("close", onClose)
+    }
+    const onDrain = () => (off(), resume(Effect.succeed(true)))
+    const onClose = () => (off(), resume(Effect.succeed(false)))
+    stdin.on("drain", onDrain)
+    stdin.on("close", onClose)
+    return Effect.sync(off)
+  })
+
+/** Runs one ffmpeg decode to counted PCM; the child is killed whenever this is interrupted. */
+const decode = (ffmpegPath: string, args: ReadonlyArray<string>, input?: Stream.Stream<Uint8Array, BlobError>) =>
+  Effect.scoped(Effect.gen(function*() {
+    let inputBytes = 0
+    let pcmBytes = 0
+    let stderr = ""
+    const { child, closed } = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const child: ChildProcessWithoutNullStreams = spawn(ffmpegPath, args, { stdio: "pipe", windowsHide: true })
+        // Listeners go on before anything can be emitted: the outcome is never missed.
+        const closed = new Promise<Outcome>((resolve) => {
+          child.once("close", (code, signal) => resolve({ _tag: "Exited", code, signal }))
+          child.once("error", (error) => resolve({ _tag: "SpawnFailed", error }))
+        })
+        child.stdin.on("error", () => {}) // EPIPE when ffmpeg stops early: the exit status decides
+        child.stdout.on("data", (chunk: Buffer) => { pcmBytes += chunk.length })
+        child.stderr.on("data", (chunk: Buffer) => { stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_TAIL) })
+        return { child, closed }
+      }),
+      ({ child }) =>
+        Effect.sync(() => {
+          if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+          child.stdin.destroy()
+        })
+    )
+    const feed = input === undefined
+      ? Effect.sync(() => child.stdin.end())
+      : Stream.runForEachWhile(input, (chunk) => {
+        inputBytes += chunk.length
+        return write(child.stdin, chunk)
+      }).pipe(Effect.andThen(Effect.sync(() => child.stdin.end())))
+    // An input error wins (and kills ffmpeg); ffmpeg exiting first stops the feed.
+    const outcome = yield* Effect.raceFirst(Effect.promise(() => closed), Effect.zipRight(feed, Effect.never))
+    return { outcome, inputBytes, pcmBytes, stderr } satisfies Decoded
+  }))
+
+/** The first meaningful stderr line, without ffmpeg's "[demuxer @ 0x…]" and input-name prefixes. */
+const firstError = (stderr: string) => {
+  const line = stderr.split("\n")
+    .map((l) => l.replace(/^\[[^\]]*@ 0x[0-9a-f]+\]\s*/i, "").replace(/^(pipe:0|file:\S+): /, "").trim())
+    .find((l) => l.length > 0 && !l.startsWith("Last message repeated"))
+  if (line === undefined) return "no error output"
+  if (line.startsWith("Format not on whitelist")) return "container format not accepted"
+  if (/^Protocol '.*' not on whitelist/.test(line)) return "the file refers to other resources, which are not followed"
+  return line.slice(0, 300)
+}
+
+const NO_AUDIO = /matches no streams|does not contain any stream/
+
+const classify = (ffmpegPath: string, d: Decoded): Effect.Effect<ProbeResult, AudioRejected> => {
+  const { outcome } = d
+  if (outcome._tag === "SpawnFailed") return Effect.die(missing(outcome.error))
+  if (outcome.signal !== null) return Effect.die(new Error(`${ffmpegPath} was killed by ${outcome.signal}`))
+  if (outcome.code !== 0) {
+    if (NO_AUDIO.test(d.stderr)) return Effect.fail(new AudioRejected({ reason: "no_audio", message: "the file contains no audio stream" }))
+    if (d.inputBytes === 0) return Effect.fail(new AudioRejected({ reason: "empty", message: "the file is empty" }))
+    return Effect.fail(new AudioRejected({ reason: "undecodable", message: `the file could not be decoded: ${firstError(d.stderr)}` }))
+  }
+  const samples = Math.floor(d.pcmBytes / 2)
+  if (samples === 0) return Effect.fail(new AudioRejected({ reason: "empty", message: "no audio samples could be decoded" }))
+  return Effect.succeed({ durationSeconds: Math.round((samples / PCM_RATE) * 1000) / 1000 })
+}
+
+/** Spools the stream to a private temporary file for the duration of `use`. */
+const spooled = <A, E>(input: Stream.Stream<Uint8Array, BlobError>, use: (path: string) => Effect.Effect<A, E>) =>
+  Effect.acquireUseRelease(
+    Effect.promise(() => mkdtemp(join(tmpdir(), "hush-probe-"))),
+    (dir) => {
+      const path = join(dir, "input")
+      return Effect.acquireUseRelease(
+        Effect.promise(() => open(path, "wx", 0o600)),
+        (file) => Stream.runForEach(input, (chunk) => Effect.promise(() => file.write(chunk))),
+        (file) => Effect.promise(() => file.close())
+      ).pipe(Effect.andThen(use(path)))
+    },
+    (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+  )
+
+export interface FfmpegAudioProbeOptions {
+  readonly ffmpegPath?: string
+  /** The whole probe, input transfer included; past it ffmpeg is killed and the upload rejected. */
+  readonly timeLimitMs?: number
+}
+
+export const makeFfmpegAudioProbe = (options: FfmpegAudioProbeOptions = {}): Layer.Layer<AudioProbe> => {
+  const ffmpegPath = options.ffmpegPath ?? "ffmpeg"
+  const timeLimitMs = options.timeLimitMs ?? DEFAULT_PROBE_TIME_LIMIT_MS
+  const args = (protocol: "pipe" | "file", url: string) => [
+    "-hide_banner", "-nostats", "-loglevel", "error",
+    ...(protocol === "file" ? ["-nostdin"] : []), // with pipe:0 input ffmpeg already disables key interaction
+    "-protocol_whitelist", protocol,
+    "-format_whitelist", AUDIO_DEMUXERS.join(","),
+    "-i", url,
+    "-map", "0:a:0", "-vn", "-sn", "-dn",
+    "-ac", "1", "-ar", String(PCM_RATE), "-f", "s16le", "pipe:1"
+  ]
+  const probe = (input: Stream.Stream<Uint8Array, BlobError>) =>
+    decode(ffmpegPath, args("pipe", "pipe:0"), input).pipe(
+      Effect.flatMap((d) =>
+        // MP4/M4A with the index (moov) after the data cannot be read from a pipe: decode a
+        // seekable copy instead. This runs the input stream a second time.
+        d.pcmBytes === 0 && d.stderr.includes("partial file")
+          ? spooled(input, (path) => decode(ffmpegPath, args("file", `file:${path}`)))
+          : Effect.succeed(d)
+      ),
+      Effect.flatMap((d) => classify(ffmpegPath, d)),
+      Effect.timeoutFail({
+        duration: Duration.millis(timeLimitMs),
+        onTimeout: () => new AudioRejected({ reason: "timeout", message: `decoding took longer than ${timeLimitMs} ms` })
+      })
+    )
+  return Layer.succeed(AudioProbe, { probe })
+}
+
+export const FfmpegAudioProbe: Layer.Layer<AudioProbe> = makeFfmpegAudioProbe()
+
+/** For server start: the ffmpeg version, or an Error saying how to install it. */
+export const checkFfmpegAvailable = (ffmpegPath = "ffmpeg"): Effect.Effect<string, Error> =>
+  Effect.async<string, Error>((resume) => {
+    const child = execFile(ffmpegPath, ["-hide_banner", "-version"], { timeout: 10_000 }, (error, stdout) => {
+      if (error !== null) {
+        return resume(Effect.fail(error.code === "ENOENT" ? missing(error as NodeJS.ErrnoException) : new Error(`${ffmpegPath} -version failed: ${error.message}`)))
+      }
+      const version = /^ffmpeg version (\S+)/.exec(stdout)?.[1]
+      resume(version === undefined
+        ? Effect.fail(new Error(`${ffmpegPath} does not look like ffmpeg: ${stdout.split("\n")[0] ?? ""}`))
+        : Effect.succeed(version))
+    })
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })

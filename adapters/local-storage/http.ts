@@ -1,0 +1,365 @@
+/**
+ * The HTTP side of the local blob store: serves the signed URLs made by `./store.ts` under
+ * `/storage/…`, outside `/v1`, so API handlers never touch file bytes.
+ *
+ * Mounting beside an HttpApi (the routes carry their `/storage` prefix, so they are concatenated,
+ * not `mount`ed, into the API's router):
+ *
+ * ```ts
+ * const StorageLive = makeLocalStorage({ rootDir, publicBaseUrl, signingSecret }) // BlobStore + LocalStorageConfig
+ * const ApiLive = HttpApiBuilder.api(HushApi).pipe(Layer.provide(groups…))
+ * HttpApiBuilder.serve().pipe(
+ *   Layer.provide(localStorageRoutes),           // adds /storage/* to HttpApiBuilder.Router
+ *   Layer.provide(ApiLive),
+ *   Layer.provide(StorageLive),                 // config for the routes, BlobStore for the handlers
+ *   Layer.provide(NodeHttpServer.layer(createServer, { port }))
+ * )
+ * ```
+ *
+ * or, without HttpApi: `HttpRouter.concat(appRouter, localStorageRouter)` and provide
+ * `LocalStorageConfig`. The router's requests then pass through the API's global middleware
+ * (request ids, logging) but no endpoint security: a storage URL is its own credential.
+ */
+import * as NodePath from "node:path"
+import * as Fs from "node:fs/promises"
+import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Clock, Effect, Layer, Option } from "effect"
+import type { BlobError } from "../../core/ports/blob-store.js"
+import {
+  keyProblem,
+  LocalStorageConfig,
+  objectPath,
+  partFileName,
+  partFilePrefix,
+  type ResolvedLocalStorageConfig,
+  STORAGE_PATH_PREFIX,
+  uploadDir
+} from "./config.js"
+import { fileStream, type SizeLimitExceeded, type SizeMismatch, statFile, writeAtomically } from "./files.js"
+import { parseSignedRequest, type SignedRequest, verifySignature } from "./signing.js"
+import { readManifest } from "./store.js"
+
+// ---------------------------------------------------------------------------------------------
+// Small pure helpers (exported for tests)
+
+export type ByteRange =
+  | { readonly _tag: "Full" }
+  | { readonly _tag: "Partial"; readonly start: number; readonly end: number }
+  | { readonly _tag: "Unsatisfiable" }
+
+/**
+ * `Range: bytes=N-M`, `bytes=N-` and `bytes=-S` against an object of `size` bytes. A missing,
+ * malformed or multi-range header is ignored (the whole object is sent), as RFC 9110 allows.
+ */
+export const parseRange = (header: string | undefined, size: number): ByteRange => {
+  if (header === undefined) return { _tag: "Full" }
+  const match = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header)
+  if (match === null) return { _tag: "Full" }
+  const [, first, last] = match
+  if (first === "" && last === "") return { _tag: "Full" }
+  if (first === "") {
+    const suffix = Number(last)
+    if (suffix === 0 || size === 0) return { _tag: "Unsatisfiable" }
+    return { _tag: "Partial", start: Math.max(0, size - suffix), end: size - 1 }
+  }
+  const start = Number(first)
+  const end = last === "" ? size - 1 : Number(last)
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end < start) return { _tag: "Full" }
+  if (start >= size) return { _tag: "Unsatisfiable" }
+  return { _tag: "Partial", start, end: Math.min(end, size - 1) }
+}
+
+/** RFC 5987 `attr-char`s kept, everything else percent-encoded from UTF-8. */
+const encodeRfc5987 = (value: string): string =>
+  encodeURIComponent(value).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+
+/** `attachment; filename="ascii fallback"; filename*=UTF-8''…` */
+export const contentDisposition = (filename: string): string => {
+  const fallback = filename.replace(/[^\x20-\x7e]|["\\/]/g, "_")
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encodeRfc5987(filename)}`
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responses
+
+const TITLES: Record<number, string> = {
+  400: "Bad Request",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  416: "Range Not Satisfiable",
+  500: "Internal Server Error"
+}
+
+const CODES: Record<number, string> = {
+  400: "invalid_request",
+  403: "forbidden",
+  404: "not_found",
+  405: "method_not_allowed",
+  416: "range_not_satisfiable",
+  500: "internal_error"
+}
+
+/** An RFC 9457 problem body, like the API's, with `detail` saying exactly what was wrong. */
+const problem = (
+  config: ResolvedLocalStorageConfig,
+  status: number,
+  detail: string,
+  headers?: Record<string, string>
+): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson(
+    {
+      type: `${config.publicBaseUrl}/errors/${CODES[status]}`,
+      title: TITLES[status],
+      status,
+      code: CODES[status],
+      detail
+    },
+    { status, contentType: "application/problem+json", headers: headers ?? {} }
+  )
+
+const quoted = (md5Hex: string) => `"${md5Hex}"`
+
+// ---------------------------------------------------------------------------------------------
+// The handler
+
+const ALLOWED = "GET, HEAD, PUT"
+
+type Parsed =
+  | { readonly _tag: "Ok"; readonly key: string; readonly params: URLSearchParams }
+  | { readonly _tag: "Refused"; readonly response: HttpServerResponse.HttpServerResponse }
+
+const parseTarget = (config: ResolvedLocalStorageConfig, url: string): Parsed => {
+  const refuse = (status: number, detail: string): Parsed => ({ _tag: "Refused", response: problem(config, status, detail) })
+  const queryAt = url.indexOf("?")
+  const path = queryAt === -1 ? url : url.slice(0, queryAt)
+  const params = new URLSearchParams(queryAt === -1 ? "" : url.slice(queryAt + 1))
+  const prefix = `${STORAGE_PATH_PREFIX}/`
+  if (!path.startsWith(prefix)) return refuse(404, "no storage object at this path")
+  let key: string
+  try {
+    key = path.slice(prefix.length).split("/").map(decodeURIComponent).join("/")
+  } catch {
+    return refuse(400, "the object key in the path is not valid percent-encoding")
+  }
+  const problemWithKey = keyProblem(key)
+  if (problemWithKey !== undefined) return refuse(400, `invalid object key: ${problemWithKey}`)
+  return { _tag: "Ok", key, params }
+}
+
+type WriteFailure = BlobError | SizeLimitExceeded | SizeMismatch | { readonly _tag: "RequestError" }
+
+const describeWriteFailure = (
+  config: ResolvedLocalStorageConfig,
+  error: WriteFailure,
+  declared: number
+): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+  switch (error._tag) {
+    case "SizeLimitExceeded":
+      return Effect.succeed(problem(config, 400, `the body is larger than the ${error.limit} bytes allowed`))
+    case "SizeMismatch":
+      return Effect.succeed(
+        problem(config, 400, `the body had ${error.actual} bytes but Content-Length said ${declared}`)
+      )
+    case "RequestError":
+      return Effect.succeed(problem(config, 400, "the request body could not be read to its end"))
+    case "BlobError":
+      return Effect.logError("local storage: write failed", error.message).pipe(
+        Effect.as(problem(config, 500, "the object could not be stored"))
+      )
+  }
+}
+
+const contentLengthOf = (request: HttpServerRequest.HttpServerRequest): number | undefined => {
+  const header = request.headers["content-length"]
+  if (header === undefined || !/^\d{1,16}$/.test(header.trim())) return undefined
+  const n = Number(header.trim())
+  return Number.isSafeInteger(n) ? n : undefined
+}
+
+const putObject = (
+  config: ResolvedLocalStorageConfig,
+  request: HttpServerRequest.HttpServerRequest,
+  signed: Extract<SignedRequest, { op: "put" }>
+) =>
+  Effect.gen(function*() {
+    const contentType = request.headers["content-type"]
+    if (contentType !== signed.contentType) {
+      return problem(
+        config,
+        400,
+        `Content-Type must be exactly ${JSON.stringify(signed.contentType)} (it is part of the signature)`
+      )
+    }
+    const length = contentLengthOf(request)
+    if (length === undefined) return problem(config, 400, "a Content-Length header is required")
+    if (length !== signed.contentLength) {
+      return problem(config, 400, `Content-Length must be ${signed.contentLength} (it is part of the signature)`)
+    }
+    return yield* writeAtomically(config.tmpDir, objectPath(config, signed.key), request.stream, { exactBytes: length })
+      .pipe(
+        Effect.map((written) =>
+          HttpServerResponse.empty({ status: 200, headers: { etag: quoted(written.md5Hex) } })
+        ),
+        Effect.catchAll((error: WriteFailure) => describeWriteFailure(config, error, length))
+      )
+  })
+
+const putPart = (
+  config: ResolvedLocalStorageConfig,
+  request: HttpServerRequest.HttpServerRequest,
+  signed: Extract<SignedRequest, { op: "part" }>
+) =>
+  Effect.gen(function*() {
+    const manifest = yield* readManifest(config, signed.uploadId)
+    if (Option.isNone(manifest) || manifest.value.key !== signed.key) {
+      return problem(config, 404, "no such upload: it was completed, aborted or never created")
+    }
+    if (signed.partNumber < 1 || signed.partNumber > manifest.value.partCount) {
+      return problem(config, 400, `part number ${signed.partNumber} is out of range`)
+    }
+    const length = contentLengthOf(request)
+    if (length === undefined) return problem(config, 400, "a Content-Length header is required")
+    if (length > signed.maxLength) {
+      return problem(config, 400, `a part may have at most ${signed.maxLength} bytes; Content-Length is ${length}`)
+    }
+    const dir = uploadDir(config, signed.uploadId)
+    const stored = yield* writeAtomically(
+      config.tmpDir,
+      (written) => NodePath.join(dir, partFileName(signed.partNumber, written.md5Hex)),
+      request.stream,
+      { exactBytes: length, createDirs: false }
+    ).pipe(Effect.either)
+    if (stored._tag === "Left") {
+      const error = stored.left as WriteFailure
+      if (error._tag === "BlobError" && Option.isNone(yield* readManifest(config, signed.uploadId))) {
+        return problem(config, 404, "the upload was completed or aborted while this part was sent")
+      }
+      return yield* describeWriteFailure(config, error, length)
+    }
+    // An earlier upload of the same part with other bytes is superseded.
+    const keep = partFileName(signed.partNumber, stored.right.md5Hex)
+    yield* Effect.promise(async () => {
+      const names = await Fs.readdir(dir).catch(() => [] as Array<string>)
+      await Promise.all(
+        names
+          .filter((name) => name.startsWith(partFilePrefix(signed.partNumber)) && name !== keep)
+          .map((name) => Fs.unlink(NodePath.join(dir, name)).catch(() => undefined))
+      )
+    })
+    return HttpServerResponse.empty({ status: 200, headers: { etag: quoted(stored.right.md5Hex) } })
+  })
+
+const getObject = (
+  config: ResolvedLocalStorageConfig,
+  request: HttpServerRequest.HttpServerRequest,
+  signed: Extract<SignedRequest, { op: "get" }>
+) =>
+  Effect.gen(function*() {
+    const path = objectPath(config, signed.key)
+    const stat = yield* statFile(path)
+    if (Option.isNone(stat)) return problem(config, 404, "the object does not exist (any more)")
+    const size = stat.value.sizeBytes
+    const range = parseRange(request.headers["range"], size)
+    const headers: Record<string, string> = {
+      "accept-ranges": "bytes",
+      "content-disposition": contentDisposition(signed.filename),
+      "cache-control": "private, no-cache"
+    }
+    switch (range._tag) {
+      case "Unsatisfiable":
+        return problem(config, 416, `the range is outside the object's ${size} bytes`, {
+          ...headers,
+          "content-range": `bytes */${size}`
+        })
+      case "Full":
+        return HttpServerResponse.stream(fileStream(path, { expectedSize: size }), {
+          status: 200,
+          contentType: signed.contentType,
+          contentLength: size,
+          headers: { ...headers, "content-length": String(size) }
+        })
+      case "Partial": {
+        const length = range.end - range.start + 1
+        return HttpServerResponse.stream(
+          fileStream(path, { start: range.start, end: range.end, expectedSize: size }),
+          {
+            status: 206,
+            contentType: signed.contentType,
+            contentLength: length,
+            headers: {
+              ...headers,
+              "content-length": String(length),
+              "content-range": `bytes ${range.start}-${range.end}/${size}`
+            }
+          }
+        )
+      }
+    }
+  })
+
+/** Answers one request to `/storage/…`. Never fails: every outcome is a response. */
+export const handleStorageRequest: Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  never,
+  LocalStorageConfig | HttpServerRequest.HttpServerRequest
+> = Effect.gen(function*() {
+  const config = yield* LocalStorageConfig
+  const request = yield* HttpServerRequest.HttpServerRequest
+  return yield* Effect.gen(function*() {
+    const method = request.method
+    if (method !== "GET" && method !== "HEAD" && method !== "PUT") {
+      return problem(config, 405, `${method} is not allowed on a storage URL`, { allow: ALLOWED })
+    }
+    const target = parseTarget(config, request.url)
+    if (target._tag === "Refused") return target.response
+    const parsed = parseSignedRequest(target.key, target.params)
+    if (parsed._tag === "Invalid") return problem(config, 403, parsed.message)
+    const signed = parsed.request
+    const isRead = method === "GET" || method === "HEAD"
+    if (isRead !== (signed.op === "get")) {
+      return problem(config, 403, `this URL was signed for ${signed.op === "get" ? "GET" : "PUT"}, not ${method}`)
+    }
+    if (!verifySignature(config.signingSecret, signed, parsed.signature)) {
+      return problem(config, 403, "the signature does not match this URL (it was altered or signed with another key)")
+    }
+    const now = yield* Clock.currentTimeMillis
+    if (now > signed.expiresAt) {
+      return problem(config, 403, `the URL expired at ${new Date(signed.expiresAt).toISOString()}`)
+    }
+    switch (signed.op) {
+      case "put":
+        return yield* putObject(config, request, signed)
+      case "part":
+        return yield* putPart(config, request, signed)
+      case "get":
+        return yield* getObject(config, request, signed)
+    }
+  }).pipe(
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.interrupt
+        : Effect.logError("local storage: request failed", cause).pipe(
+          Effect.as(problem(config, 500, "the storage request failed"))
+        )
+    )
+  )
+})
+
+/**
+ * Routes `/storage/*` (all methods; GET/HEAD/PUT served, others 405). Needs LocalStorageConfig.
+ * Concatenate it into another router (`HttpRouter.concat`), do not `mount` it: the paths keep
+ * their `/storage` prefix.
+ */
+export const localStorageRouter: HttpRouter.HttpRouter<never, LocalStorageConfig> = HttpRouter.empty.pipe(
+  HttpRouter.all(`${STORAGE_PATH_PREFIX}/*`, handleStorageRequest)
+)
+
+/**
+ * Adds `localStorageRouter` to the HttpApi's router (`HttpApiBuilder.Router`); provide it to
+ * `HttpApiBuilder.serve()` together with the API layer. Needs LocalStorageConfig.
+ */
+export const localStorageRoutes: Layer.Layer<never, never, LocalStorageConfig> = HttpApiBuilder.Router.use((router) =>
+  Effect.flatMap(LocalStorageConfig, (config) =>
+    router.concat(localStorageRouter.pipe(HttpRouter.provideService(LocalStorageConfig, config))))
+)

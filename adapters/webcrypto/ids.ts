@@ -1,0 +1,19 @@
+/**
+ * Random ids and key secrets from the Web Crypto API (`globalThis.crypto`), present on
+ * Node 20, Deno and Bun alike.
+ */
+import { encodeBase32LowerCaseNoPadding } from "@oslojs/encoding"
+import { Layer } from "effect"
+import { IdGenerator } from "../../core/ports/ids.js"
+
+const randomBase32 = (bytes: number) => {
+  const buffer = new Uint8Array(bytes)
+  globalThis.crypto.getRandomValues(buffer)
+  return encodeBase32LowerCaseNoPadding(buffer)
+}
+
+/** 15 random bytes = 120 bits (24 base32 characters) per id; 32 bytes = 256 bits per secret. */
+export const RandomIds = Layer.succeed(IdGenerator, {
+  next: (prefix) => `${prefix}_${randomBase32(15)}`,
+  secret: () => randomBase32(32)
+})

@@ -1,0 +1,51 @@
+import { Context } from "effect"
+import { DAY, HOUR, SECOND } from "../time.js"
+
+const MiB = 1024 * 1024
+const GiB = 1024 * MiB
+
+/**
+ * The numbers of the spec and decisions.md, read from configuration with these defaults.
+ * Sizes are binary units, as the spec's own 5 GB = 5,368,709,120 bytes.
+ */
+export interface Limits {
+  readonly uploadWindowMs: number
+  readonly putMaxBytes: number
+  readonly multipartPartBytes: number
+  readonly liveMaxFileBytes: number
+  readonly testMaxFileBytes: number
+  readonly maxAudioSeconds: number
+  readonly readyRetentionMs: number
+  readonly rejectedRetentionMs: number
+  readonly outputRetentionMs: number
+  readonly outputLinkTtlMs: number
+  readonly openUploads: number
+  readonly retainedInputBytes: { readonly live: number; readonly test: number }
+  readonly validationsPerHour: number
+  readonly jobLeaseMs: number
+  readonly maxJobAttempts: number
+  readonly lotLifetimeMs: number
+  readonly idempotencyTtlMs: number
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  uploadWindowMs: 6 * HOUR,
+  putMaxBytes: 100 * MiB,
+  multipartPartBytes: 64 * MiB,
+  liveMaxFileBytes: 5 * GiB,
+  testMaxFileBytes: 25 * MiB,
+  maxAudioSeconds: 21_600,
+  readyRetentionMs: 7 * DAY,
+  rejectedRetentionMs: DAY,
+  outputRetentionMs: 7 * DAY,
+  outputLinkTtlMs: HOUR,
+  openUploads: 10,
+  retainedInputBytes: { live: 50 * GiB, test: 250 * MiB },
+  validationsPerHour: 100,
+  jobLeaseMs: 30 * SECOND,
+  maxJobAttempts: 3,
+  lotLifetimeMs: 365 * DAY,
+  idempotencyTtlMs: DAY
+}
+
+export class LimitsConfig extends Context.Tag("hush/Limits")<LimitsConfig, Limits>() {}

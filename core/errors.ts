@@ -1,0 +1,263 @@
+/**
+ * The API's errors: one tagged class per `code` of the spec's Errors table, and the one
+ * function (`toProblem`) that renders them as RFC 9457 problem bodies.
+ *
+ * `ERROR_TABLE` is the single source of each code's HTTP status and title; the classes
+ * read their `code`, `status` and `title` from it.
+ */
+import { Schema } from "effect"
+
+export const ERROR_TABLE = {
+  /**
+   * Listed as 422 (a JSON body whose fields fail validation); 400 is also used, for an
+   * unparseable or non-object body, a bad query parameter or an invalid cursor
+   * (decisions.md). The status actually sent is the `status` field of `InvalidRequest`.
+   */
+  invalid_request: { status: 422, title: "Invalid request" },
+  unauthorized: { status: 401, title: "Unauthorized" },
+  insufficient_credit: { status: 402, title: "Insufficient credit" },
+  forbidden: { status: 403, title: "Forbidden" },
+  insufficient_scope: { status: 403, title: "Insufficient scope" },
+  account_suspended: { status: 403, title: "Account suspended" },
+  account_frozen: { status: 403, title: "Account frozen" },
+  not_found: { status: 404, title: "Not found" },
+  method_not_allowed: { status: 405, title: "Method not allowed" },
+  file_not_ready: { status: 409, title: "File not ready" },
+  file_in_use: { status: 409, title: "File in use" },
+  upload_expired: { status: 409, title: "Upload expired" },
+  job_not_cancelable: { status: 409, title: "Job not cancelable" },
+  job_not_succeeded: { status: 409, title: "Job not succeeded" },
+  idempotency_key_reused: { status: 409, title: "Idempotency key reused" },
+  output_expired: { status: 410, title: "Output expired" },
+  file_too_large: { status: 413, title: "File too large" },
+  request_too_large: { status: 413, title: "Request too large" },
+  unsupported_media_type: { status: 415, title: "Unsupported media type" },
+  invalid_audio: { status: 422, title: "Invalid audio" },
+  audio_too_long: { status: 422, title: "Audio too long" },
+  model_not_available: { status: 422, title: "Model not available" },
+  rate_limited: { status: 429, title: "Rate limited" },
+  quota_exceeded: { status: 429, title: "Quota exceeded" },
+  internal_error: { status: 500, title: "Internal error" },
+  provider_error: { status: 502, title: "Provider error" },
+  service_unavailable: { status: 503, title: "Service unavailable" }
+} as const satisfies Record<string, { readonly status: number; readonly title: string }>
+
+export type ErrorCode = keyof typeof ERROR_TABLE
+
+/** Every code, in table order. */
+export const ERROR_CODES = Object.keys(ERROR_TABLE) as ReadonlyArray<ErrorCode>
+
+type Detailed = new (...args: Array<any>) => { readonly detail: string }
+
+/** Adds `code` and `title` from the table; `message` is the detail, for logs and causes. */
+const described = <Code extends ErrorCode>(code: Code) => <C extends Detailed>(Base: C) =>
+  class extends Base {
+    get code(): Code {
+      return code
+    }
+    get title(): string {
+      return ERROR_TABLE[code].title
+    }
+    get message(): string {
+      return this.detail
+    }
+  }
+
+/** As `described`, plus the code's fixed `status` from the table. */
+const fixed = <Code extends Exclude<ErrorCode, "invalid_request">>(code: Code) => <C extends Detailed>(Base: C) =>
+  class extends described(code)(Base) {
+    get status(): (typeof ERROR_TABLE)[Code]["status"] {
+      return ERROR_TABLE[code].status
+    }
+  }
+
+const detail = Schema.String
+const retryAfterSeconds = Schema.optional(Schema.Int)
+
+/** `status` is a field here (400 or 422), not a getter: see `ERROR_TABLE.invalid_request`. */
+export class InvalidRequest extends described("invalid_request")(
+  Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+    detail,
+    status: Schema.Literal(400, 422),
+    /** The offending field or parameter, when there is one. */
+    field: Schema.optional(Schema.String)
+  })
+) {}
+
+export class Unauthorized extends fixed("unauthorized")(
+  Schema.TaggedError<Unauthorized>()("Unauthorized", { detail })
+) {}
+
+export class InsufficientCredit extends fixed("insufficient_credit")(
+  Schema.TaggedError<InsufficientCredit>()("InsufficientCredit", { detail })
+) {}
+
+export class Forbidden extends fixed("forbidden")(
+  Schema.TaggedError<Forbidden>()("Forbidden", { detail })
+) {}
+
+export class InsufficientScope extends fixed("insufficient_scope")(
+  Schema.TaggedError<InsufficientScope>()("InsufficientScope", { detail })
+) {}
+
+export class AccountSuspended extends fixed("account_suspended")(
+  Schema.TaggedError<AccountSuspended>()("AccountSuspended", { detail })
+) {}
+
+export class AccountFrozen extends fixed("account_frozen")(
+  Schema.TaggedError<AccountFrozen>()("AccountFrozen", { detail })
+) {}
+
+export class NotFound extends fixed("not_found")(
+  Schema.TaggedError<NotFound>()("NotFound", { detail })
+) {}
+
+export class MethodNotAllowed extends fixed("method_not_allowed")(
+  Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", { detail })
+) {}
+
+export class FileNotReady extends fixed("file_not_ready")(
+  Schema.TaggedError<FileNotReady>()("FileNotReady", { detail })
+) {}
+
+export class FileInUse extends fixed("file_in_use")(
+  Schema.TaggedError<FileInUse>()("FileInUse", { detail })
+) {}
+
+export class UploadExpired extends fixed("upload_expired")(
+  Schema.TaggedError<UploadExpired>()("UploadExpired", { detail })
+) {}
+
+export class JobNotCancelable extends fixed("job_not_cancelable")(
+  Schema.TaggedError<JobNotCancelable>()("JobNotCancelable", { detail })
+) {}
+
+export class JobNotSucceeded extends fixed("job_not_succeeded")(
+  Schema.TaggedError<JobNotSucceeded>()("JobNotSucceeded", { detail })
+) {}
+
+export class IdempotencyKeyReused extends fixed("idempotency_key_reused")(
+  Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", { detail })
+) {}
+
+export class OutputExpired extends fixed("output_expired")(
+  Schema.TaggedError<OutputExpired>()("OutputExpired", { detail })
+) {}
+
+export class FileTooLarge extends fixed("file_too_large")(
+  Schema.TaggedError<FileTooLarge>()("FileTooLarge", { detail })
+) {}
+
+export class RequestTooLarge extends fixed("request_too_large")(
+  Schema.TaggedError<RequestTooLarge>()("RequestTooLarge", { detail })
+) {}
+
+export class UnsupportedMediaType extends fixed("unsupported_media_type")(
+  Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", { detail })
+) {}
+
+export class InvalidAudio extends fixed("invalid_audio")(
+  Schema.TaggedError<InvalidAudio>()("InvalidAudio", { detail })
+) {}
+
+export class AudioTooLong extends fixed("audio_too_long")(
+  Schema.TaggedError<AudioTooLong>()("AudioTooLong", { detail })
+) {}
+
+export class ModelNotAvailable extends fixed("model_not_available")(
+  Schema.TaggedError<ModelNotAvailable>()("ModelNotAvailable", { detail })
+) {}
+
+export class RateLimited extends fixed("rate_limited")(
+  Schema.TaggedError<RateLimited>()("RateLimited", { detail, retryAfterSeconds })
+) {}
+
+export class QuotaExceeded extends fixed("quota_exceeded")(
+  Schema.TaggedError<QuotaExceeded>()("QuotaExceeded", { detail, retryAfterSeconds })
+) {}
+
+export class InternalError extends fixed("internal_error")(
+  Schema.TaggedError<InternalError>()("InternalError", { detail })
+) {}
+
+export class ProviderError extends fixed("provider_error")(
+  Schema.TaggedError<ProviderError>()("ProviderError", { detail })
+) {}
+
+export class ServiceUnavailable extends fixed("service_unavailable")(
+  Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", { detail, retryAfterSeconds })
+) {}
+
+/** Members in table order. */
+export const ApiErrorSchema = Schema.Union(
+  InvalidRequest,
+  Unauthorized,
+  InsufficientCredit,
+  Forbidden,
+  InsufficientScope,
+  AccountSuspended,
+  AccountFrozen,
+  NotFound,
+  MethodNotAllowed,
+  FileNotReady,
+  FileInUse,
+  UploadExpired,
+  JobNotCancelable,
+  JobNotSucceeded,
+  IdempotencyKeyReused,
+  OutputExpired,
+  FileTooLarge,
+  RequestTooLarge,
+  UnsupportedMediaType,
+  InvalidAudio,
+  AudioTooLong,
+  ModelNotAvailable,
+  RateLimited,
+  QuotaExceeded,
+  InternalError,
+  ProviderError,
+  ServiceUnavailable
+)
+
+export type ApiError = typeof ApiErrorSchema.Type
+
+export const ALL_ERROR_CLASSES = ApiErrorSchema.members
+
+export const isApiError = (u: unknown): u is ApiError => ALL_ERROR_CLASSES.some((Class) => u instanceof Class)
+
+/** RFC 9457 problem details, with the spec's `code` and `request_id` extension members. */
+export const ProblemDetails = Schema.Struct({
+  /** `{errors_base_url}/<code>`; serves a human-readable page for the code. */
+  type: Schema.String,
+  title: Schema.String,
+  status: Schema.Int,
+  detail: Schema.String,
+  /** Stable: clients match on this. */
+  code: Schema.String,
+  /** Equals the `X-Request-Id` response header. */
+  request_id: Schema.String,
+  /** The invalid field or parameter (invalid_request only). */
+  field: Schema.optional(Schema.String),
+  /** Seconds, as in the `Retry-After` header (429 and 503). */
+  retry_after: Schema.optional(Schema.Int)
+}).annotations({ identifier: "ProblemDetails" })
+export type ProblemDetails = typeof ProblemDetails.Type
+
+export const toProblem = (
+  error: ApiError,
+  context: { readonly errorsBaseUrl: string; readonly requestId: string }
+): ProblemDetails => {
+  const base = context.errorsBaseUrl.replace(/\/+$/, "")
+  const field = error._tag === "InvalidRequest" ? error.field : undefined
+  const retryAfter = "retryAfterSeconds" in error ? error.retryAfterSeconds : undefined
+  return {
+    type: `${base}/${error.code}`,
+    title: error.title,
+    status: error.status,
+    detail: error.detail,
+    code: error.code,
+    request_id: context.requestId,
+    ...(field !== undefined ? { field } : {}),
+    ...(retryAfter !== undefined ? { retry_after: retryAfter } : {})
+  }
+}

@@ -1,0 +1,6 @@
+export * from "./accounts.js"
+export * from "./content-types.js"
+export * from "./files.js"
+export * as JobRules from "./jobs.js"
+export * from "./keys.js"
+export * from "./pricing.js"

@@ -1,0 +1,109 @@
+/**
+ * Job state machine (spec + decisions.md, Jobs):
+ *   queued → processing (claim, under a lease) → succeeded | failed
+ *   queued → canceled (cancel)
+ *   processing → queued when the lease lapses, until `maxJobAttempts` claims; then failed.
+ * Pure functions; a wrong move is a `JobTransitionRefused`, which callers treat as a lost race.
+ */
+import { Data, Either } from "effect"
+import { JobErrorRecord, JobOutputRecord, JobRecord } from "../domain/records.js"
+import type { JobErrorCode, JobStatus } from "../domain/enums.js"
+import { JobNotCancelable } from "../errors.js"
+
+export class JobTransitionRefused extends Data.TaggedError("JobTransitionRefused")<{
+  readonly jobId: string
+  readonly from: JobStatus
+  readonly move: string
+}> {}
+
+const refuse = (job: JobRecord, move: string) =>
+  Either.left(new JobTransitionRefused({ jobId: job.id, from: job.status, move }))
+
+export const isTerminal = (status: JobStatus): boolean =>
+  status === "succeeded" || status === "failed" || status === "canceled"
+
+export const isActive = (status: JobStatus): boolean => status === "queued" || status === "processing"
+
+export const cancel = (job: JobRecord, now: number): Either.Either<JobRecord, JobNotCancelable> =>
+  job.status === "queued"
+    ? Either.right(new JobRecord({ ...job, status: "canceled", finishedAt: now, leaseOwner: null, leaseExpiresAt: null }))
+    : Either.left(new JobNotCancelable({
+      detail: job.status === "processing"
+        ? `job ${job.id} has already started processing and can no longer be canceled`
+        : `job ${job.id} is already ${job.status}`
+    }))
+
+export const claim = (
+  job: JobRecord, now: number, owner: string, leaseMs: number
+): Either.Either<JobRecord, JobTransitionRefused> =>
+  job.status === "queued"
+    ? Either.right(new JobRecord({
+      ...job,
+      status: "processing",
+      progress: 0,
+      attempts: job.attempts + 1,
+      startedAt: job.startedAt ?? now,
+      leaseOwner: owner,
+      leaseExpiresAt: now + leaseMs
+    }))
+    : refuse(job, "claim")
+
+const holdsLease = (job: JobRecord, owner: string) => job.status === "processing" && job.leaseOwner === owner
+
+export const heartbeat = (
+  job: JobRecord, owner: string, now: number, leaseMs: number, progress?: number
+): Either.Either<JobRecord, JobTransitionRefused> =>
+  holdsLease(job, owner)
+    ? Either.right(new JobRecord({
+      ...job,
+      leaseExpiresAt: now + leaseMs,
+      // progress only rises, and reaches 1 only on success
+      progress: progress === undefined ? job.progress : Math.max(job.progress, Math.min(progress, 0.99))
+    }))
+    : refuse(job, "heartbeat")
+
+export const succeed = (
+  job: JobRecord,
+  owner: string,
+  result: { readonly output: JobOutputRecord; readonly chargedMicros: number; readonly ledgerTxnId: string | null; readonly now: number }
+): Either.Either<JobRecord, JobTransitionRefused> =>
+  holdsLease(job, owner)
+    ? Either.right(new JobRecord({
+      ...job,
+      status: "succeeded",
+      progress: 1,
+      output: result.output,
+      chargedMicros: result.chargedMicros,
+      ledgerTxnId: result.ledgerTxnId,
+      finishedAt: result.now,
+      leaseOwner: null,
+      leaseExpiresAt: null
+    }))
+    : refuse(job, "succeed")
+
+/** Failure by the worker that holds the lease. */
+export const fail = (
+  job: JobRecord, owner: string, error: { readonly code: JobErrorCode; readonly message: string }, now: number
+): Either.Either<JobRecord, JobTransitionRefused> =>
+  holdsLease(job, owner) ? Either.right(failed(job, error, now)) : refuse(job, "fail")
+
+const failed = (job: JobRecord, error: { readonly code: JobErrorCode; readonly message: string }, now: number) =>
+  new JobRecord({
+    ...job,
+    status: "failed",
+    error: new JobErrorRecord(error),
+    chargedMicros: null,
+    finishedAt: now,
+    leaseOwner: null,
+    leaseExpiresAt: null
+  })
+
+/** A lease that ended unrenewed: back to the queue, or failed once attempts are spent. */
+export const lapse = (job: JobRecord, now: number, maxAttempts: number): Either.Either<JobRecord, JobTransitionRefused> => {
+  if (job.status !== "processing" || job.leaseExpiresAt === null || job.leaseExpiresAt >= now) return refuse(job, "lapse")
+  return Either.right(
+    job.attempts >= maxAttempts
+      ? failed(job, { code: "internal_error", message: `the job's worker stopped responding ${job.attempts} times` }, now)
+      : new JobRecord({ ...job, status: "queued", progress: 0, leaseOwner: null, leaseExpiresAt: null })
+  )
+}

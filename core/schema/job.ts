@@ -1,0 +1,87 @@
+import { Schema } from "effect"
+import { JobErrorCode, JobStatus, Mode, Task } from "../domain/enums.js"
+import { constant, Micros, NextCursor, Timestamp } from "./common.js"
+
+export const JobInput = Schema.Struct({
+  /** The file id. */
+  file: Schema.String,
+  duration_seconds: Schema.Number
+}).annotations({ identifier: "JobInput" })
+export type JobInput = typeof JobInput.Type
+
+export const JobOutput = Schema.Struct({
+  format: Schema.String,
+  bitrate_kbps: Schema.Int,
+  size_bytes: Schema.Int,
+  expires_at: Schema.NullOr(Timestamp)
+}).annotations({ identifier: "JobOutput" })
+export type JobOutput = typeof JobOutput.Type
+
+export const JobCost = Schema.Struct({
+  estimated_micros: Micros,
+  charged_micros: Schema.NullOr(Micros),
+  display: Schema.String
+}).annotations({ identifier: "JobCost" })
+export type JobCost = typeof JobCost.Type
+
+export const JobReceipt = Schema.Struct({
+  billable_seconds: Schema.Int,
+  minimum_applied: Schema.Boolean,
+  unit_price_micros: Micros,
+  pricing_version: Schema.Int,
+  charged_micros: Schema.NullOr(Micros),
+  ledger_txn_id: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "JobReceipt" })
+export type JobReceipt = typeof JobReceipt.Type
+
+export const JobError = Schema.Struct({
+  code: JobErrorCode,
+  message: Schema.String
+}).annotations({ identifier: "JobError" })
+export type JobError = typeof JobError.Type
+
+export class Job extends Schema.Class<Job>("Job")({
+  id: Schema.String,
+  object: constant("job"),
+  task: Task,
+  /** The model id used. */
+  model: Schema.String,
+  status: JobStatus,
+  /** 0 while queued, rising to 1 while processing, 1 on success. */
+  progress: Schema.Number.pipe(Schema.between(0, 1)),
+  input: JobInput,
+  output: Schema.NullOr(JobOutput),
+  cost: JobCost,
+  receipt: JobReceipt,
+  error: Schema.NullOr(JobError),
+  mode: Mode,
+  created_at: Timestamp,
+  started_at: Schema.NullOr(Timestamp),
+  finished_at: Schema.NullOr(Timestamp)
+}) {}
+
+export class JobPage extends Schema.Class<JobPage>("JobPage")({
+  data: Schema.Array(Job),
+  next_cursor: NextCursor
+}) {}
+
+/** Body of `POST /v1/audio/denoise`. */
+export const DenoiseIn = Schema.Struct({
+  file: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)),
+  /** Omitted or null: the task's default model. */
+  model: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(200))))
+}).annotations({ identifier: "DenoiseIn" })
+export type DenoiseIn = typeof DenoiseIn.Type
+
+/** Page size for every listing: default 20 (applied by the handler), 1 to 100. */
+export const PageLimit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100))
+
+/** Query of `GET /v1/jobs`; URL parameters all arrive as strings. */
+export const JobListParams = Schema.Struct({
+  limit: Schema.optional(PageLimit),
+  /** Opaque, from `next_cursor`; one that does not parse is `400 invalid_request`. */
+  cursor: Schema.optional(Schema.String),
+  status: Schema.optional(JobStatus),
+  model: Schema.optional(Schema.String.pipe(Schema.maxLength(200)))
+}).annotations({ identifier: "JobListParams" })
+export type JobListParams = typeof JobListParams.Type

@@ -1,0 +1,57 @@
+import { Clock, Context, Effect, Option } from "effect"
+import type { Mode, Scope } from "../domain/enums.js"
+import { AccountRecord, KeyRecord } from "../domain/records.js"
+import { Unauthorized } from "../errors.js"
+import { AccountRepo, KeyRepo } from "../ports/repositories.js"
+import { checkKeyedAccess, hashKey, parseKey } from "../rules/index.js"
+import { MINUTE } from "../time.js"
+
+/** Who is calling: resolved from the bearer key on every request. */
+export interface Caller {
+  readonly accountId: string
+  readonly keyId: string
+  readonly mode: Mode
+  readonly scopes: ReadonlyArray<Scope>
+  readonly account: AccountRecord
+}
+
+export class CurrentCaller extends Context.Tag("hush/CurrentCaller")<CurrentCaller, Caller>() {}
+
+const unauthorized = (detail: string) => new Unauthorized({ detail })
+
+/** `last_used_at` is refreshed at most this often, to keep reads from writing on every call. */
+const LAST_USED_GRANULARITY_MS = MINUTE
+
+/**
+ * `Authorization: Bearer <key>` → caller. A missing, malformed, unknown or revoked key is
+ * `401 unauthorized`; a frozen account `403 account_frozen`.
+ */
+export const authenticate = (authorization: string | undefined) =>
+  Effect.gen(function*() {
+    if (authorization === undefined || authorization.trim() === "") {
+      return yield* unauthorized("missing Authorization header: send 'Authorization: Bearer <API key>'")
+    }
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization)
+    if (match === null) return yield* unauthorized("the Authorization header must be 'Bearer <API key>'")
+    const presented = match[1]!
+    if (parseKey(presented) === null) return yield* unauthorized("the API key is malformed")
+    const keys = yield* KeyRepo
+    const key = yield* keys.findByHash(hashKey(presented))
+    if (Option.isNone(key) || key.value.revokedAt !== null) {
+      return yield* unauthorized("the API key is unknown or has been revoked")
+    }
+    const account = yield* Effect.flatMap(AccountRepo, (repo) => repo.get(key.value.accountId))
+    if (Option.isNone(account)) return yield* unauthorized("the API key's account no longer exists")
+    yield* checkKeyedAccess(account.value)
+    const now = yield* Clock.currentTimeMillis
+    if (key.value.lastUsedAt === null || now - key.value.lastUsedAt >= LAST_USED_GRANULARITY_MS) {
+      yield* keys.update(new KeyRecord({ ...key.value, lastUsedAt: now }))
+    }
+    return {
+      accountId: account.value.id,
+      keyId: key.value.id,
+      mode: key.value.mode,
+      scopes: key.value.scopes,
+      account: account.value
+    } satisfies Caller
+  })

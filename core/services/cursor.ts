@@ -1,0 +1,43 @@
+/**
+ * Opaque page cursors: the keyset position, bound to the account and mode that asked for it
+ * and signed with HMAC-SHA256, so a tampered or borrowed cursor is `400 invalid_request`.
+ */
+import { hmac } from "@oslojs/crypto/hmac"
+import { SHA256 } from "@oslojs/crypto/sha2"
+import { constantTimeEqual } from "@oslojs/crypto/subtle"
+import { decodeBase64urlIgnorePadding, encodeBase64urlNoPadding } from "@oslojs/encoding"
+import { Effect } from "effect"
+import { DeploymentSecrets } from "../domain/deployment.js"
+import { InvalidRequest } from "../errors.js"
+
+export interface CursorPosition {
+  readonly createdAt: number
+  readonly id: string
+}
+
+const bytes = (text: string) => new TextEncoder().encode(text)
+
+const mac = (key: Uint8Array, scope: string, payload: string) => hmac(SHA256, key, bytes(`${scope}\n${payload}`))
+
+export const encodeCursor = (scope: string, position: CursorPosition) =>
+  Effect.map(DeploymentSecrets, ({ cursorKey }) => {
+    const payload = encodeBase64urlNoPadding(bytes(JSON.stringify([position.createdAt, position.id])))
+    return `${payload}.${encodeBase64urlNoPadding(mac(cursorKey, scope, payload))}`
+  })
+
+const invalidCursor = () =>
+  new InvalidRequest({ status: 400, field: "cursor", detail: "cursor is not a valid cursor from next_cursor of this listing" })
+
+export const decodeCursor = (scope: string, cursor: string) =>
+  Effect.flatMap(DeploymentSecrets, ({ cursorKey }) =>
+    Effect.try({
+      try: () => {
+        const [payload, signature, ...rest] = cursor.split(".")
+        if (payload === undefined || signature === undefined || rest.length > 0) throw invalidCursor()
+        if (!constantTimeEqual(decodeBase64urlIgnorePadding(signature), mac(cursorKey, scope, payload))) throw invalidCursor()
+        const [createdAt, id] = JSON.parse(new TextDecoder().decode(decodeBase64urlIgnorePadding(payload))) as [unknown, unknown]
+        if (!Number.isSafeInteger(createdAt) || typeof id !== "string") throw invalidCursor()
+        return { createdAt: createdAt as number, id } satisfies CursorPosition
+      },
+      catch: () => invalidCursor()
+    }))

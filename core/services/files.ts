@@ -1,0 +1,200 @@
+/** The spec's file operations: create, complete, validate, read, delete. */
+import { Clock, Effect, Either, Option } from "effect"
+import { LimitsConfig } from "../domain/limits.js"
+import { FileRecord, MultipartState } from "../domain/records.js"
+import { InvalidRequest, NotFound, QuotaExceeded } from "../errors.js"
+import { AudioProbe } from "../ports/audio.js"
+import { BlobStore, type UploadTarget } from "../ports/blob-store.js"
+import { IdGenerator } from "../ports/ids.js"
+import { FileRepo, JobRepo } from "../ports/repositories.js"
+import { transactionally } from "../ports/transactor.js"
+import { checkDeletable, checkNewFile, completeUpload, markReady, markRejected, planUpload, requireScope } from "../rules/index.js"
+import { HOUR } from "../time.js"
+import type { Caller } from "./caller.js"
+
+export interface NewFile {
+  readonly filename: string
+  readonly sizeBytes: number
+  readonly contentType: string
+}
+
+export interface CompletedPart {
+  readonly partNumber: number
+  readonly etag: string
+}
+
+const notFound = (id: string) => new NotFound({ detail: `no file '${id}' exists on this account` })
+
+/** The caller's file, or `404` for another account's or the other mode's (never a hint). */
+export const ownedFile = (caller: Caller, id: string) =>
+  Effect.flatMap(FileRepo, (files) => files.get(id)).pipe(
+    Effect.flatMap(Option.match({
+      onNone: () => Effect.fail(notFound(id)),
+      onSome: (file) =>
+        file.accountId === caller.accountId && file.mode === caller.mode ? Effect.succeed(file) : Effect.fail(notFound(id))
+    }))
+  )
+
+const quotaExceeded = (detail: string, retryAfterSeconds?: number) =>
+  new QuotaExceeded(retryAfterSeconds === undefined ? { detail } : { detail, retryAfterSeconds })
+
+const checkUploadQuotas = (caller: Caller, sizeBytes: number, now: number) =>
+  Effect.gen(function*() {
+    const limits = yield* LimitsConfig
+    const files = yield* FileRepo
+    const open = yield* files.countOpenUploads(caller.accountId, caller.mode, now)
+    if (open >= limits.openUploads) {
+      return yield* quotaExceeded(`${open} uploads are already open (limit ${limits.openUploads}): complete or delete one first`)
+    }
+    const retained = yield* files.retainedBytes(caller.accountId, caller.mode)
+    const cap = limits.retainedInputBytes[caller.mode]
+    if (retained + sizeBytes > cap) {
+      return yield* quotaExceeded(`retained input would reach ${retained + sizeBytes} bytes (limit ${cap}): delete files you no longer need`)
+    }
+  })
+
+/** `POST /v1/files`: checks, an upload target, and the `uploading` record. */
+export const createFile = (caller: Caller, request: NewFile) =>
+  Effect.gen(function*() {
+    yield* requireScope(caller.scopes, ["files:write"])
+    const limits = yield* LimitsConfig
+    yield* checkNewFile(request, caller.mode, limits)
+    const now = yield* Clock.currentTimeMillis
+    const id = (yield* IdGenerator).next("file")
+    const storageKey = `inputs/${id}`
+    const uploadExpiresAt = now + limits.uploadWindowMs
+    const plan = planUpload(request.sizeBytes, limits)
+    const blobs = yield* BlobStore
+    yield* checkUploadQuotas(caller, request.sizeBytes, now)
+    const target: UploadTarget = yield* blobs.createUpload({
+      key: storageKey,
+      contentType: request.contentType,
+      sizeBytes: request.sizeBytes,
+      expiresAt: uploadExpiresAt,
+      partSize: plan._tag === "Multipart" ? plan.partSize : undefined
+    }).pipe(Effect.orDie)
+    const file = new FileRecord({
+      id,
+      accountId: caller.accountId,
+      mode: caller.mode,
+      filename: request.filename,
+      contentType: request.contentType,
+      sizeBytes: request.sizeBytes,
+      status: "uploading",
+      durationSeconds: null,
+      error: null,
+      storageKey,
+      multipart: target._tag === "Multipart" && plan._tag === "Multipart"
+        ? new MultipartState({ uploadId: target.uploadId, partSize: plan.partSize, partCount: plan.partCount })
+        : null,
+      createdAt: now,
+      uploadExpiresAt,
+      completedAt: null,
+      readyAt: null,
+      rejectedAt: null
+    })
+    // quotas are checked again with the insert, so concurrent creates cannot overshoot together
+    yield* transactionally(Effect.zipRight(
+      checkUploadQuotas(caller, request.sizeBytes, now),
+      Effect.flatMap(FileRepo, (files) => files.insert(file))
+    )).pipe(Effect.tapError(() =>
+      target._tag === "Multipart"
+        ? blobs.abortMultipart({ key: storageKey, uploadId: target.uploadId }).pipe(Effect.ignore)
+        : Effect.void
+    ))
+    return { file, upload: target, expiresAt: uploadExpiresAt }
+  })
+
+export const getFile = (caller: Caller, id: string) =>
+  Effect.zipRight(requireScope(caller.scopes, ["files:write", "jobs:read"]), ownedFile(caller, id))
+
+const sizeMismatch = (detail: string) => new InvalidRequest({ status: 422, field: "size_bytes", detail })
+
+const checkValidationQuota = (caller: Caller, now: number) =>
+  Effect.gen(function*() {
+    const limits = yield* LimitsConfig
+    const recent = yield* Effect.flatMap(FileRepo, (files) => files.validationsSince(caller.accountId, caller.mode, now - HOUR))
+    if (recent.count >= limits.validationsPerHour) {
+      const retryAfter = Math.max(1, Math.ceil(((recent.earliest ?? now) + HOUR - now) / 1000))
+      return yield* quotaExceeded(`${recent.count} validations in the last hour (limit ${limits.validationsPerHour})`, retryAfter)
+    }
+  })
+
+/**
+ * `POST /v1/files/{id}/complete`: the stored object must match `size_bytes`; then the file
+ * is `validating` and the caller schedules `validateFile`. A file past `uploading` is
+ * returned as it is.
+ */
+export const completeFile = (caller: Caller, id: string, parts: ReadonlyArray<CompletedPart> | null) =>
+  Effect.gen(function*() {
+    yield* requireScope(caller.scopes, ["files:write"])
+    const file = yield* ownedFile(caller, id)
+    if (file.status !== "uploading") return file
+    const now = yield* Clock.currentTimeMillis
+    const validating = yield* completeUpload(file, now)
+    yield* checkValidationQuota(caller, now)
+    const blobs = yield* BlobStore
+    if (file.multipart !== null) {
+      if (parts === null || parts.length === 0) {
+        return yield* new InvalidRequest({
+          status: 422, field: "parts", detail: `parts is required for a multipart upload: give the etag of each of its ${file.multipart.partCount} parts`
+        })
+      }
+      const expected = file.multipart.partCount
+      const numbers = [...parts].map((p) => p.partNumber).sort((a, b) => a - b)
+      if (numbers.length !== expected || numbers.some((n, i) => n !== i + 1)) {
+        return yield* new InvalidRequest({
+          status: 422, field: "parts", detail: `parts must list part_number 1 to ${expected} once each`
+        })
+      }
+      yield* blobs.completeMultipart({ key: file.storageKey, uploadId: file.multipart.uploadId, parts }).pipe(
+        Effect.mapError((e) => new InvalidRequest({ status: 422, field: "parts", detail: `the parts could not be assembled: ${e.message}` }))
+      )
+    }
+    const stored = yield* blobs.stat(file.storageKey).pipe(Effect.orDie)
+    if (Option.isNone(stored)) return yield* sizeMismatch("uploaded size does not match size_bytes: no bytes were uploaded")
+    if (stored.value.sizeBytes !== file.sizeBytes) {
+      return yield* sizeMismatch(`uploaded size does not match size_bytes: ${stored.value.sizeBytes} bytes stored, ${file.sizeBytes} declared`)
+    }
+    yield* Effect.flatMap(FileRepo, (files) => files.update(validating))
+    return validating
+  })
+
+/** Decodes the whole upload; the file becomes `ready` or `rejected`. Runs off the request path. */
+export const validateFile = (id: string) =>
+  Effect.gen(function*() {
+    const files = yield* FileRepo
+    const found = yield* files.get(id)
+    if (Option.isNone(found) || found.value.status !== "validating") return found
+    const file = found.value
+    const blobs = yield* BlobStore
+    const probe = yield* AudioProbe
+    const outcome = yield* Effect.either(probe.probe(blobs.read(file.storageKey)))
+    const now = yield* Clock.currentTimeMillis
+    const next = Either.match(outcome, {
+      onRight: (result) => markReady(file, result.durationSeconds, now),
+      onLeft: (error) =>
+        markRejected(file, error._tag === "AudioRejected" ? error.message : `the upload could not be read: ${error.message}`, now)
+    })
+    yield* files.update(next)
+    return Option.some(next)
+  })
+
+/** `DELETE /v1/files/{id}`: refused while a queued or processing job uses the file. */
+export const deleteFile = (caller: Caller, id: string) =>
+  Effect.gen(function*() {
+    yield* requireScope(caller.scopes, ["files:write"])
+    const file = yield* transactionally(Effect.gen(function*() {
+      const file = yield* ownedFile(caller, id)
+      const active = yield* Effect.flatMap(JobRepo, (jobs) => jobs.countActiveForFile(file.id))
+      yield* checkDeletable(file, active)
+      yield* Effect.flatMap(FileRepo, (files) => files.delete(file.id))
+      return file
+    }))
+    const blobs = yield* BlobStore
+    // the record is gone; a storage fault here leaves only a stray object for the sweeper
+    if (file.multipart !== null && file.status === "uploading") {
+      yield* blobs.abortMultipart({ key: file.storageKey, uploadId: file.multipart.uploadId }).pipe(Effect.ignore)
+    }
+    yield* blobs.delete(file.storageKey).pipe(Effect.ignore)
+  })

@@ -1,0 +1,186 @@
+/** The spec's job operations on behalf of an API caller: create, read, list, cancel, output. */
+import { Clock, Effect, Either, Option } from "effect"
+import { findModel, isUsable, ModelCatalog } from "../domain/catalog.js"
+import type { JobStatus } from "../domain/enums.js"
+import { LimitsConfig } from "../domain/limits.js"
+import { JobPricing, JobRecord } from "../domain/records.js"
+import { AudioTooLong, FileTooLarge, JobNotSucceeded, ModelNotAvailable, NotFound, OutputExpired } from "../errors.js"
+import { BlobStore } from "../ports/blob-store.js"
+import { IdGenerator } from "../ports/ids.js"
+import { JobRepo } from "../ports/repositories.js"
+import { transactionally } from "../ports/transactor.js"
+import { checkCanCreateJob, JobRules, maxFileBytes, priceAudio, requireReady, requireScope } from "../rules/index.js"
+import * as Wallet from "../wallet/wallet.js"
+import type { Caller } from "./caller.js"
+import { decodeCursor, encodeCursor } from "./cursor.js"
+import { ownedFile } from "./files.js"
+import { walletStep } from "./wallet.js"
+
+const notFound = (id: string) => new NotFound({ detail: `no job '${id}' exists on this account` })
+
+const isOwned = (caller: Caller, job: JobRecord) => job.accountId === caller.accountId && job.mode === caller.mode
+
+export const ownedJob = (caller: Caller, id: string, lock = false) =>
+  Effect.flatMap(JobRepo, (jobs) => (lock ? jobs.lockById(id) : jobs.get(id))).pipe(
+    Effect.flatMap(Option.match({
+      onNone: () => Effect.fail(notFound(id)),
+      onSome: (job) => (isOwned(caller, job) ? Effect.succeed(job) : Effect.fail(notFound(id)))
+    }))
+  )
+
+const modelNotAvailable = (id: string, why: string) =>
+  new ModelNotAvailable({ detail: `model '${id}' ${why}; see GET /v1/models` })
+
+/**
+ * `POST /v1/audio/denoise`, with the checks of the spec's Endpoint rule 2 in its order:
+ * file ready, model usable, audio length, file size, available credit. The hold and the job
+ * are written in one transaction.
+ */
+export const createDenoiseJob = (caller: Caller, request: { readonly file: string; readonly model?: string | null }) =>
+  Effect.gen(function*() {
+    yield* requireScope(caller.scopes, ["jobs:write"])
+    yield* checkCanCreateJob(caller.account)
+    const file = yield* ownedFile(caller, request.file)
+    yield* requireReady(file)
+    const catalog = yield* ModelCatalog
+    const modelId = request.model ?? catalog.defaultModel.denoise
+    const model = yield* Option.match(findModel(catalog, modelId), {
+      onNone: () => Either.left(modelNotAvailable(modelId, "does not exist")),
+      onSome: (m) => (isUsable(m) ? Either.right(m) : Either.left(modelNotAvailable(modelId, `is ${m.status === "live" ? "not priced" : m.status}`)))
+    })
+    const limits = yield* LimitsConfig
+    const duration = file.durationSeconds ?? 0
+    const maxSeconds = Math.min(limits.maxAudioSeconds, model.limits.maxSeconds ?? Infinity)
+    if (duration > maxSeconds) {
+      return yield* new AudioTooLong({ detail: `the audio lasts ${duration} s; model '${model.id}' accepts at most ${maxSeconds} s` })
+    }
+    const maxBytes = Math.min(maxFileBytes(caller.mode, limits), model.limits.maxBytes ?? Infinity)
+    if (file.sizeBytes > maxBytes) {
+      return yield* new FileTooLarge({ detail: `the file has ${file.sizeBytes} bytes; model '${model.id}' accepts at most ${maxBytes} bytes` })
+    }
+    const price = priceAudio(model, duration)
+    const now = yield* Clock.currentTimeMillis
+    const job = new JobRecord({
+      id: (yield* IdGenerator).next("job"),
+      accountId: caller.accountId,
+      mode: caller.mode,
+      keyId: caller.keyId,
+      task: model.task,
+      model: model.id,
+      status: "queued",
+      progress: 0,
+      fileId: file.id,
+      inputFilename: file.filename,
+      inputStorageKey: file.storageKey,
+      durationSeconds: duration,
+      pricing: new JobPricing({
+        billableSeconds: price.billableSeconds,
+        minimumApplied: price.minimumApplied,
+        unitPriceMicros: price.unitPriceMicros,
+        pricingVersion: price.pricingVersion,
+        estimatedMicros: price.costMicros
+      }),
+      chargedMicros: null,
+      ledgerTxnId: null,
+      output: null,
+      error: null,
+      attempts: 0,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      createdAt: now,
+      startedAt: null,
+      finishedAt: null
+    })
+    const insert = Effect.flatMap(JobRepo, (jobs) => jobs.insert(job))
+    yield* transactionally(
+      caller.mode === "test"
+        ? insert // test mode never holds, never charges, never answers 402
+        : Effect.zipRight(
+          walletStep(caller.accountId, (w, at, mint) => Wallet.hold(w, { jobId: job.id, amountMicros: price.costMicros }, at, mint)),
+          insert
+        )
+    )
+    return job
+  })
+
+export const getJob = (caller: Caller, id: string) =>
+  Effect.zipRight(requireScope(caller.scopes, ["jobs:read"]), ownedJob(caller, id))
+
+/** Releases a job's hold (live mode) inside the current transaction. */
+export const releaseHold = (job: JobRecord, reason: string) =>
+  job.mode === "test"
+    ? Effect.void
+    : walletStep(job.accountId, (w, now, mint) => Wallet.release(w, job.id, now, mint, reason)).pipe(
+      // a hold already resolved is a lost race, never a second release
+      Effect.catchTag("HoldNotOpen", () => Effect.void),
+      Effect.asVoid
+    )
+
+/** `POST /v1/jobs/{id}/cancel`: only while queued; the hold is released with it. */
+export const cancelJob = (caller: Caller, id: string) =>
+  Effect.gen(function*() {
+    yield* requireScope(caller.scopes, ["jobs:write"])
+    return yield* transactionally(Effect.gen(function*() {
+      const job = yield* ownedJob(caller, id, true)
+      const now = yield* Clock.currentTimeMillis
+      const canceled = yield* JobRules.cancel(job, now)
+      yield* Effect.flatMap(JobRepo, (jobs) => jobs.update(canceled))
+      yield* releaseHold(canceled, `job ${job.id} canceled`)
+      return canceled
+    }))
+  })
+
+export interface JobListRequest {
+  readonly limit?: number | undefined
+  readonly cursor?: string | undefined
+  readonly status?: JobStatus | undefined
+  readonly model?: string | undefined
+}
+
+const DEFAULT_PAGE = 20
+
+/** `GET /v1/jobs`: newest first, keyset pages (stable while new jobs arrive). */
+export const listJobs = (caller: Caller, request: JobListRequest) =>
+  Effect.gen(function*() {
+    yield* requireScope(caller.scopes, ["jobs:read"])
+    const scope = `jobs:${caller.accountId}:${caller.mode}:${request.status ?? ""}:${request.model ?? ""}`
+    const after = request.cursor === undefined ? undefined : yield* decodeCursor(scope, request.cursor)
+    const limit = request.limit ?? DEFAULT_PAGE
+    const rows = yield* Effect.flatMap(JobRepo, (jobs) =>
+      jobs.list({ accountId: caller.accountId, mode: caller.mode, status: request.status, model: request.model, limit: limit + 1, after }))
+    const page = rows.slice(0, limit)
+    const last = page[page.length - 1]
+    const nextCursor = rows.length > limit && last !== undefined
+      ? yield* encodeCursor(scope, { createdAt: last.createdAt, id: last.id })
+      : null
+    return { data: page, nextCursor }
+  })
+
+/** The download name: the input's name without its extension, then `.denoised.mp3`. */
+export const outputFilename = (inputFilename: string): string => {
+  const base = inputFilename.replace(/^.*[\\/]/, "")
+  const dot = base.lastIndexOf(".")
+  const stem = dot > 0 ? base.slice(0, dot) : base
+  return `${stem === "" ? "audio" : stem}.denoised.mp3`
+}
+
+/** `GET /v1/jobs/{id}/output`: a fresh signed link valid for one hour. */
+export const getOutputLink = (caller: Caller, id: string) =>
+  Effect.gen(function*() {
+    yield* requireScope(caller.scopes, ["jobs:read"])
+    const job = yield* ownedJob(caller, id)
+    if (job.status !== "succeeded" || job.output === null) {
+      return yield* new JobNotSucceeded({ detail: `job ${job.id} is ${job.status}; its output exists only once it has succeeded` })
+    }
+    const limits = yield* LimitsConfig
+    const now = yield* Clock.currentTimeMillis
+    const keptUntil = (job.finishedAt ?? now) + limits.outputRetentionMs
+    if (job.output.deletedAt !== null || now >= keptUntil) {
+      return yield* new OutputExpired({ detail: `the output of job ${job.id} was kept 7 days after success and has been deleted` })
+    }
+    const expiresAt = now + limits.outputLinkTtlMs
+    const filename = outputFilename(job.inputFilename)
+    const url = yield* Effect.flatMap(BlobStore, (blobs) =>
+      blobs.signDownload({ key: job.output!.storageKey, filename, contentType: "audio/mpeg", expiresAt })).pipe(Effect.orDie)
+    return { url, expiresAt, filename }
+  })

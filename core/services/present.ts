@@ -1,0 +1,101 @@
+/** Records → the spec's wire shapes. The one place field names and formats are mapped. */
+import type { CatalogModel } from "../domain/catalog.js"
+import type { Limits } from "../domain/limits.js"
+import type { FileRecord, JobRecord } from "../domain/records.js"
+import type { UploadTarget } from "../ports/blob-store.js"
+import { fileExpiresAt } from "../rules/files.js"
+import { formatMicros } from "../money.js"
+import { CreateOut, Credits, File, Job, Model } from "../schema/index.js"
+import { toIso, toIsoOrNull } from "../time.js"
+import type { CreditsView } from "./credits.js"
+
+export const presentJob = (job: JobRecord, limits: Limits): Job =>
+  new Job({
+    id: job.id,
+    task: job.task,
+    model: job.model,
+    status: job.status,
+    progress: job.progress,
+    input: { file: job.fileId, duration_seconds: job.durationSeconds },
+    output: job.output === null ? null : {
+      format: job.output.format,
+      bitrate_kbps: job.output.bitrateKbps,
+      size_bytes: job.output.sizeBytes,
+      expires_at: job.finishedAt === null ? null : toIso(job.finishedAt + limits.outputRetentionMs)
+    },
+    cost: {
+      estimated_micros: job.pricing.estimatedMicros,
+      charged_micros: job.chargedMicros,
+      display: formatMicros(job.chargedMicros ?? job.pricing.estimatedMicros)
+    },
+    receipt: {
+      billable_seconds: job.pricing.billableSeconds,
+      minimum_applied: job.pricing.minimumApplied,
+      unit_price_micros: job.pricing.unitPriceMicros,
+      pricing_version: job.pricing.pricingVersion,
+      charged_micros: job.chargedMicros,
+      ledger_txn_id: job.ledgerTxnId
+    },
+    error: job.error === null ? null : { code: job.error.code, message: job.error.message },
+    mode: job.mode,
+    created_at: toIso(job.createdAt),
+    started_at: toIsoOrNull(job.startedAt),
+    finished_at: toIsoOrNull(job.finishedAt)
+  })
+
+export const presentFile = (file: FileRecord, limits: Limits): File =>
+  new File({
+    id: file.id,
+    filename: file.filename,
+    content_type: file.contentType,
+    size_bytes: file.sizeBytes,
+    status: file.status,
+    duration_seconds: file.durationSeconds,
+    error: file.error === null ? null : { code: file.error.code, message: file.error.message },
+    mode: file.mode,
+    created_at: toIso(file.createdAt),
+    ready_at: toIsoOrNull(file.readyAt),
+    expires_at: toIsoOrNull(fileExpiresAt(file, limits))
+  })
+
+export const presentCreateOut = (file: FileRecord, upload: UploadTarget, expiresAt: number): CreateOut =>
+  new CreateOut({
+    id: file.id,
+    status: file.status,
+    upload: upload._tag === "Put"
+      ? { method: "PUT", url: upload.url, headers: { ...upload.headers }, expires_at: toIso(expiresAt) }
+      : {
+        method: "multipart",
+        part_size: file.multipart?.partSize ?? 0,
+        parts: upload.parts.map((p) => ({ part_number: p.partNumber, url: p.url })),
+        expires_at: toIso(expiresAt)
+      }
+  })
+
+export const presentCredits = (credits: CreditsView): Credits =>
+  new Credits({
+    balance_micros: credits.balanceMicros,
+    reserved_micros: credits.reservedMicros,
+    available_micros: credits.availableMicros,
+    currency: "usd",
+    display: formatMicros(credits.availableMicros)
+  })
+
+export const presentModel = (model: CatalogModel): Model =>
+  new Model({
+    id: model.id,
+    task: model.task,
+    name: model.name,
+    description: model.description,
+    status: model.status,
+    pricing: {
+      unit: model.pricing.unit,
+      unit_price_micros: model.pricing.unitPriceMicros ?? 0,
+      min_units: model.pricing.minUnits,
+      pricing_version: model.pricing.pricingVersion,
+      display: model.pricing.unitPriceMicros === null ? "not priced" : `${formatMicros(model.pricing.unitPriceMicros)} per ${model.pricing.unit}`,
+      currency: "usd"
+    },
+    limits: { max_bytes: model.limits.maxBytes, max_seconds: model.limits.maxSeconds },
+    output: { format: model.output.format, bitrate_kbps: model.output.bitrateKbps }
+  })

@@ -1,0 +1,133 @@
+/**
+ * What a worker does to jobs: claim under a lease, renew it, finish with capture or fail
+ * with release, and put lapsed leases back. Every move runs in one transaction with the
+ * wallet change that belongs to it, so a job is charged exactly once, only on success.
+ */
+import { Clock, Effect, Either, Option } from "effect"
+import { TestSample } from "../domain/deployment.js"
+import type { JobErrorCode, Mode } from "../domain/enums.js"
+import { LimitsConfig } from "../domain/limits.js"
+import { JobOutputRecord, JobRecord } from "../domain/records.js"
+import { JobRepo } from "../ports/repositories.js"
+import { transactionally } from "../ports/transactor.js"
+import { JobRules } from "../rules/index.js"
+import * as Wallet from "../wallet/wallet.js"
+import { releaseHold } from "./jobs.js"
+import { walletStep } from "./wallet.js"
+
+const save = (job: JobRecord) => Effect.flatMap(JobRepo, (jobs) => jobs.update(job))
+
+const lockJob = (id: string) =>
+  Effect.flatMap(JobRepo, (jobs) => jobs.lockById(id)).pipe(
+    Effect.flatMap(Option.match({
+      onNone: () => Effect.dieMessage(`job ${id} does not exist`),
+      onSome: Effect.succeed
+    }))
+  )
+
+/** Claims the oldest queued job of the mode; None when there is none. */
+export const claimNext = (owner: string, mode: Mode = "live") =>
+  Effect.gen(function*() {
+    const limits = yield* LimitsConfig
+    return yield* transactionally(Effect.gen(function*() {
+      const next = yield* Effect.flatMap(JobRepo, (jobs) => jobs.lockNextQueued(mode))
+      if (Option.isNone(next)) return Option.none<JobRecord>()
+      const now = yield* Clock.currentTimeMillis
+      const claimed = yield* JobRules.claim(next.value, now, owner, limits.jobLeaseMs)
+      yield* save(claimed)
+      return Option.some(claimed)
+    }))
+  })
+
+/** Renews the lease (and records progress); fails with JobTransitionRefused once the lease is lost. */
+export const heartbeat = (jobId: string, owner: string, progress?: number) =>
+  Effect.gen(function*() {
+    const limits = yield* LimitsConfig
+    return yield* transactionally(Effect.gen(function*() {
+      const job = yield* lockJob(jobId)
+      const now = yield* Clock.currentTimeMillis
+      const renewed = yield* JobRules.heartbeat(job, owner, now, limits.jobLeaseMs, progress)
+      yield* save(renewed)
+      return renewed
+    }))
+  })
+
+export interface StoredOutput {
+  readonly storageKey: string
+  readonly sizeBytes: number
+  readonly bitrateKbps: number
+  readonly format: string
+}
+
+/** processing → succeeded and the capture of exactly the hold, in one transaction. */
+export const succeedJob = (jobId: string, owner: string, output: StoredOutput) =>
+  transactionally(Effect.gen(function*() {
+    const job = yield* lockJob(jobId)
+    const now = yield* Clock.currentTimeMillis
+    // refuse before charging: only the lease holder may finish the job
+    if (job.status !== "processing" || job.leaseOwner !== owner) {
+      return yield* JobRules.succeed(job, owner, { output: outputRecord(output), chargedMicros: 0, ledgerTxnId: null, now })
+    }
+    const charge = job.mode === "test"
+      ? { chargedMicros: 0, ledgerTxnId: null }
+      : yield* walletStep(job.accountId, (w, at, mint) => Wallet.capture(w, job.id, at, mint)).pipe(
+        Effect.map((step) => ({ chargedMicros: -step.entry.balanceDelta, ledgerTxnId: step.entry.id })),
+        Effect.catchTag("HoldNotOpen", () => Effect.dieMessage(`job ${job.id} is processing without an open hold`))
+      )
+    const succeeded = yield* JobRules.succeed(job, owner, { output: outputRecord(output), ...charge, now })
+    yield* save(succeeded)
+    return succeeded
+  }))
+
+const outputRecord = (output: StoredOutput) =>
+  new JobOutputRecord({ ...output, deletedAt: null })
+
+/** processing → failed and the release of the hold, in one transaction. No charge. */
+export const failJob = (jobId: string, owner: string, error: { readonly code: JobErrorCode; readonly message: string }) =>
+  transactionally(Effect.gen(function*() {
+    const job = yield* lockJob(jobId)
+    const now = yield* Clock.currentTimeMillis
+    const failed = yield* JobRules.fail(job, owner, error, now)
+    yield* save(failed)
+    yield* releaseHold(failed, `job ${job.id} failed: ${error.code}`)
+    return failed
+  }))
+
+/** Puts every lapsed lease back in the queue, or fails the job after its last attempt. */
+export const recoverLapsedLeases = (limit = 100) =>
+  Effect.gen(function*() {
+    const limits = yield* LimitsConfig
+    const now = yield* Clock.currentTimeMillis
+    const lapsed = yield* Effect.flatMap(JobRepo, (jobs) => jobs.lapsedLeases(now, limit))
+    let recovered = 0
+    for (const candidate of lapsed) {
+      const moved = yield* transactionally(Effect.gen(function*() {
+        const job = yield* lockJob(candidate.id)
+        const next = JobRules.lapse(job, now, limits.maxJobAttempts)
+        if (Either.isLeft(next)) return false // renewed or finished meanwhile
+        yield* save(next.right)
+        if (next.right.status === "failed") yield* releaseHold(next.right, `job ${job.id} failed: worker lost`)
+        return true
+      }))
+      if (moved) recovered++
+    }
+    return recovered
+  })
+
+/** Test mode: every job returns the shipped sample MP3 at once, free of charge. */
+export const finishTestJob = (jobId: string) =>
+  Effect.gen(function*() {
+    const sample = yield* TestSample
+    const limits = yield* LimitsConfig
+    const owner = `test-mode:${jobId}`
+    const claimed = yield* transactionally(Effect.gen(function*() {
+      const job = yield* lockJob(jobId)
+      if (job.mode !== "test" || job.status !== "queued") return Option.none<JobRecord>()
+      const now = yield* Clock.currentTimeMillis
+      const processing = yield* JobRules.claim(job, now, owner, limits.jobLeaseMs)
+      yield* save(processing)
+      return Option.some(processing)
+    }))
+    if (Option.isNone(claimed)) return claimed
+    return Option.some(yield* succeedJob(jobId, owner, sample))
+  })
