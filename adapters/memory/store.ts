@@ -76,7 +76,7 @@ export const makeMemoryDatabase = Effect.gen(function*() {
   } satisfies MemoryDatabase
 })
 
-export const MemoryDbLive = Layer.effect(MemoryDb, makeMemoryDatabase)
+export const MemoryDbLive = Layer.scoped(MemoryDb, makeMemoryDatabase)
 
 export const MemoryTransactor = Layer.effect(
   Transactor,

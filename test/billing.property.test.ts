@@ -1,0 +1,261 @@
+/**
+ * Billing properties over random sequences of purchases, grants, job creations, successes,
+ * failures, cancels, lease lapses and clock advances across lot expiries, run through the
+ * core's services on the in-memory adapters, with ReferenceWallet as the oracle.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Clock, Effect, Either, Layer, Option, TestClock, TestContext } from "effect"
+import fc from "fast-check"
+import { DEFAULT_LIMITS } from "../core/domain/limits.js"
+import { FileRecord, type JobRecord } from "../core/domain/records.js"
+import { FileRepo, JobRepo, WalletRepo } from "../core/ports/repositories.js"
+import { createAccountWithKeys } from "../core/services/accounts.js"
+import { authenticate } from "../core/services/caller.js"
+import { creditsOf } from "../core/services/credits.js"
+import { cancelJob, createDenoiseJob } from "../core/services/jobs.js"
+import { addCredit } from "../core/services/wallet.js"
+import { claimNext, failJob, finishTestJob, recoverLapsedLeases, succeedJob } from "../core/services/worker.js"
+import { DAY } from "../core/time.js"
+import { coreEnvironment } from "./support/env.js"
+import { ReferenceWallet } from "./support/reference-wallet.js"
+
+const RUNS = 1_000
+const WORKER = "worker-1"
+const PRICE = 100
+const MIN_UNITS = 10
+
+type Op =
+  | { readonly _tag: "Credit"; readonly source: "purchase" | "grant"; readonly amount: number }
+  | { readonly _tag: "CreateJob"; readonly mode: "live" | "test"; readonly durationMs: number }
+  | { readonly _tag: "Claim" }
+  | { readonly _tag: "Succeed"; readonly pick: number }
+  | { readonly _tag: "SucceedAgain"; readonly pick: number }
+  | { readonly _tag: "Fail"; readonly pick: number; readonly code: "internal_error" | "provider_error" }
+  | { readonly _tag: "Cancel"; readonly pick: number }
+  | { readonly _tag: "LapseLeases" }
+  | { readonly _tag: "Advance"; readonly ms: number }
+
+const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
+  { arbitrary: fc.record({ _tag: fc.constant("Credit" as const), source: fc.constantFrom("purchase" as const, "grant" as const), amount: fc.integer({ min: 1, max: 100_000 }) }), weight: 3 },
+  { arbitrary: fc.record({ _tag: fc.constant("CreateJob" as const), mode: fc.constantFrom("live" as const, "live" as const, "test" as const), durationMs: fc.integer({ min: 0, max: 60_000 }) }), weight: 4 },
+  { arbitrary: fc.constant({ _tag: "Claim" as const }), weight: 4 },
+  { arbitrary: fc.record({ _tag: fc.constant("Succeed" as const), pick: fc.nat() }), weight: 3 },
+  { arbitrary: fc.record({ _tag: fc.constant("SucceedAgain" as const), pick: fc.nat() }), weight: 1 },
+  { arbitrary: fc.record({ _tag: fc.constant("Fail" as const), pick: fc.nat(), code: fc.constantFrom("internal_error" as const, "provider_error" as const) }), weight: 1 },
+  { arbitrary: fc.record({ _tag: fc.constant("Cancel" as const), pick: fc.nat() }), weight: 2 },
+  { arbitrary: fc.constant({ _tag: "LapseLeases" as const }), weight: 3 },
+  {
+    // mostly minutes, sometimes months: enough to cross a lot's 365-day expiry within a run
+    arbitrary: fc.record({ _tag: fc.constant("Advance" as const), ms: fc.oneof(fc.integer({ min: 0, max: 600_000 }), fc.integer({ min: 30 * DAY, max: 400 * DAY })) }),
+    weight: 2
+  }
+)
+
+const costOf = (durationSeconds: number) => Math.max(Math.ceil(durationSeconds), MIN_UNITS) * PRICE
+
+const allJobs = (accountId: string, mode: "live" | "test") =>
+  Effect.flatMap(JobRepo, (jobs) => jobs.list({ accountId, mode, limit: 10_000 }))
+
+const fullLedger = (accountId: string) =>
+  Effect.map(Effect.flatMap(WalletRepo, (w) => w.ledgerPage({ accountId, limit: 1_000_000 })), (page) => [...page].reverse())
+
+/** Checks every billing invariant against the stores and the oracle. */
+const checkInvariants = (accountId: string, ref: ReferenceWallet) =>
+  Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const credits = yield* creditsOf(accountId)
+    ref.expire(now)
+    // available never negative; the wallet agrees with the oracle
+    expect(credits.balanceMicros - credits.reservedMicros).toBeGreaterThanOrEqual(0)
+    expect(credits).toEqual({ balanceMicros: ref.balance, reservedMicros: ref.reserved, availableMicros: ref.available })
+
+    // reserved equals the sum of unresolved holds, which are exactly the active live jobs' costs
+    const snapshot = yield* Effect.flatMap(WalletRepo, (w) => w.lock(accountId))
+    const openHoldSum = snapshot.openHolds.reduce((s, h) => s + h.amountMicros, 0)
+    expect(openHoldSum).toBe(credits.reservedMicros)
+    const live = yield* allJobs(accountId, "live")
+    const active = live.filter((j) => j.status === "queued" || j.status === "processing")
+    expect(active.reduce((s, j) => s + j.pricing.estimatedMicros, 0)).toBe(openHoldSum)
+    expect(snapshot.openHolds.map((h) => h.jobId).sort()).toEqual(active.map((j) => j.id).sort())
+
+    // each entry's *_after equals the previous plus its deltas
+    const ledger = yield* fullLedger(accountId)
+    let balance = 0
+    let reserved = 0
+    ledger.forEach((entry, index) => {
+      expect(entry.seq).toBe(index + 1)
+      balance += entry.balanceDelta
+      reserved += entry.reservedDelta
+      expect(entry.balanceAfter).toBe(balance)
+      expect(entry.reservedAfter).toBe(reserved)
+    })
+    expect(balance).toBe(credits.balanceMicros)
+    expect(reserved).toBe(credits.reservedMicros)
+
+    // purchased + granted = balance + captured + expired, at every step
+    const sum = (kinds: ReadonlyArray<string>) =>
+      ledger.filter((e) => kinds.includes(e.kind)).reduce((s, e) => s + e.balanceDelta, 0)
+    const credited = sum(["purchase", "grant"])
+    const captured = 0 - sum(["capture"]) + 0
+    const expired = 0 - sum(["expiry"]) + 0
+    expect(credited).toBe(credits.balanceMicros + captured + expired)
+    expect({ credited, captured, expired }).toEqual({ credited: ref.credited, captured: ref.captured, expired: ref.expiredTotal })
+
+    // a job is charged at most once, only on success, exactly its hold
+    for (const job of live) {
+      const entries = ledger.filter((e) => e.jobId === job.id)
+      const count = (kind: string) => entries.filter((e) => e.kind === kind).length
+      expect(count("hold")).toBe(1)
+      expect(count("capture")).toBe(job.status === "succeeded" ? 1 : 0)
+      expect(count("release")).toBe(job.status === "failed" || job.status === "canceled" ? 1 : 0)
+      const capture = entries.find((e) => e.kind === "capture")
+      if (job.status === "succeeded") {
+        expect(-capture!.balanceDelta).toBe(job.pricing.estimatedMicros)
+        expect(job.chargedMicros).toBe(job.pricing.estimatedMicros)
+        expect(job.ledgerTxnId).toBe(capture!.id)
+      } else {
+        expect(job.chargedMicros).toBeNull()
+      }
+    }
+    // nothing in test mode touches the wallet
+    const testJobs = yield* allJobs(accountId, "test")
+    for (const job of testJobs) {
+      expect(ledger.some((e) => e.jobId === job.id)).toBe(false)
+      expect(job.chargedMicros === null || job.chargedMicros === 0).toBe(true)
+    }
+  })
+
+const readyFile = (accountId: string, mode: "live" | "test", durationSeconds: number, index: number) =>
+  Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const file = new FileRecord({
+      id: `file_prop${index}`, accountId, mode, filename: `clip${index}.wav`, contentType: "audio/wav",
+      sizeBytes: 1_000, status: "ready", durationSeconds, error: null, storageKey: `inputs/file_prop${index}`,
+      multipart: null, createdAt: now, uploadExpiresAt: now, completedAt: now, readyAt: now, rejectedAt: null
+    })
+    yield* Effect.flatMap(FileRepo, (files) => files.insert(file))
+    return file
+  })
+
+const pickFrom = <A>(items: ReadonlyArray<A>, pick: number): A | undefined =>
+  items.length === 0 ? undefined : items[pick % items.length]
+
+const runScenario = (ops: ReadonlyArray<Op>) =>
+  Effect.gen(function*() {
+    const created = yield* createAccountWithKeys({ email: "prop@example.com" })
+    const accountId = created.account.id
+    const liveCaller = yield* authenticate(`Bearer ${created.liveKey}`)
+    const testCaller = yield* authenticate(`Bearer ${created.testKey}`)
+    const ref = new ReferenceWallet(DEFAULT_LIMITS.lotLifetimeMs)
+    const byStatus = (status: JobRecord["status"]) =>
+      Effect.map(allJobs(accountId, "live"), (jobs) => jobs.filter((j) => j.status === status).sort((a, b) => a.id.localeCompare(b.id)))
+    let fileIndex = 0
+
+    for (const op of ops) {
+      const now = yield* Clock.currentTimeMillis
+      switch (op._tag) {
+        case "Credit": {
+          yield* addCredit(accountId, { source: op.source, amountMicros: op.amount, reason: "property test" })
+          ref.credit(op.amount, now)
+          break
+        }
+        case "CreateJob": {
+          const seconds = op.durationMs / 1000
+          const file = yield* readyFile(accountId, op.mode, seconds, fileIndex++)
+          const caller = op.mode === "live" ? liveCaller : testCaller
+          const ledgerBefore = (yield* fullLedger(accountId)).length
+          const result = yield* Effect.either(createDenoiseJob(caller, { file: file.id }))
+          if (op.mode === "test") {
+            expect(Either.isRight(result)).toBe(true) // never 402 in test mode
+            const job = Either.getOrThrow(result)
+            expect(job.pricing.estimatedMicros).toBe(costOf(seconds))
+            const finished = yield* finishTestJob(job.id)
+            expect(Option.getOrThrow(finished).status).toBe("succeeded")
+            expect((yield* fullLedger(accountId)).length).toBe(ledgerBefore)
+            break
+          }
+          ref.expire(now)
+          const affordable = costOf(seconds) <= ref.available
+          if (Either.isRight(result)) {
+            expect(affordable).toBe(true)
+            expect(ref.hold(result.right.id, costOf(seconds), now)).toBe(true)
+          } else {
+            expect(result.left._tag).toBe("InsufficientCredit")
+            expect(affordable).toBe(false)
+          }
+          break
+        }
+        case "Claim": {
+          yield* claimNext(WORKER)
+          break
+        }
+        case "Succeed": {
+          const job = pickFrom(yield* byStatus("processing"), op.pick)
+          if (job === undefined) break
+          const done = yield* succeedJob(job.id, WORKER, { storageKey: `outputs/${job.id}`, sizeBytes: 10, bitrateKbps: 192, format: "mp3" })
+          expect(done.chargedMicros).toBe(ref.holdOf(job.id))
+          ref.capture(job.id, now)
+          break
+        }
+        case "SucceedAgain": {
+          const job = pickFrom(yield* byStatus("succeeded"), op.pick)
+          if (job === undefined) break
+          const again = yield* Effect.either(succeedJob(job.id, WORKER, { storageKey: "x", sizeBytes: 1, bitrateKbps: 192, format: "mp3" }))
+          expect(Either.isLeft(again)).toBe(true)
+          break
+        }
+        case "Fail": {
+          const job = pickFrom(yield* byStatus("processing"), op.pick)
+          if (job === undefined) break
+          yield* failJob(job.id, WORKER, { code: op.code, message: "property test failure" })
+          ref.release(job.id, now)
+          break
+        }
+        case "Cancel": {
+          const jobs = yield* allJobs(accountId, "live")
+          const job = pickFrom([...jobs].sort((a, b) => a.id.localeCompare(b.id)), op.pick)
+          if (job === undefined) break
+          const result = yield* Effect.either(cancelJob(liveCaller, job.id))
+          if (job.status === "queued") {
+            expect(Either.isRight(result)).toBe(true)
+            ref.release(job.id, now)
+          } else {
+            expect(Either.isLeft(result) && result.left._tag).toBe("JobNotCancelable")
+          }
+          break
+        }
+        case "LapseLeases": {
+          const processing = yield* byStatus("processing")
+          yield* TestClock.adjust(DEFAULT_LIMITS.jobLeaseMs + 1)
+          const later = yield* Clock.currentTimeMillis
+          yield* recoverLapsedLeases()
+          for (const before of processing) {
+            const after = Option.getOrThrow(yield* Effect.flatMap(JobRepo, (jobs) => jobs.get(before.id)))
+            if (after.status === "failed") {
+              expect(before.attempts).toBe(DEFAULT_LIMITS.maxJobAttempts)
+              expect(after.error?.code).toBe("internal_error")
+              ref.release(before.id, later)
+            } else {
+              expect(after.status).toBe("queued")
+            }
+          }
+          break
+        }
+        case "Advance": {
+          yield* TestClock.adjust(op.ms)
+          break
+        }
+      }
+      yield* checkInvariants(accountId, ref)
+    }
+  })
+
+describe("billing properties", () => {
+  it("hold, capture, release and expiry keep the wallet right over random sequences", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArbitrary, { minLength: 1, maxLength: 40, size: "max" }), (ops) =>
+        Effect.runPromise(runScenario(ops).pipe(Effect.provide(Layer.merge(coreEnvironment(), TestContext.TestContext))))),
+      { numRuns: RUNS }
+    )
+  }, 300_000)
+})

@@ -1,0 +1,102 @@
+/**
+ * A deliberately simple re-implementation of decisions.md's wallet, used only as the oracle
+ * of the billing property tests. Mutable, no ledger, no ids: just the arithmetic of lots.
+ */
+interface RefLot {
+  readonly expiresAt: number
+  readonly purchasedAt: number
+  readonly order: number
+  remaining: number
+  expired: boolean
+}
+
+export class ReferenceWallet {
+  private lots: Array<RefLot> = []
+  private holds = new Map<string, Array<{ lot: RefLot; micros: number }>>()
+  credited = 0
+  captured = 0
+  expiredTotal = 0
+
+  constructor(private readonly lifetimeMs: number) {}
+
+  get balance() {
+    return this.lots.reduce((s, l) => s + l.remaining, 0)
+  }
+  get reserved() {
+    let sum = 0
+    for (const draws of this.holds.values()) for (const d of draws) sum += d.micros
+    return sum
+  }
+  get available() {
+    return this.balance - this.reserved
+  }
+  get openHoldCount() {
+    return this.holds.size
+  }
+  holdOf(jobId: string) {
+    return this.holds.get(jobId)?.reduce((s, d) => s + d.micros, 0)
+  }
+
+  private heldOn(lot: RefLot) {
+    let sum = 0
+    for (const draws of this.holds.values()) for (const d of draws) if (d.lot === lot) sum += d.micros
+    return sum
+  }
+
+  expire(now: number) {
+    for (const lot of this.lots) {
+      if (lot.expired || lot.expiresAt > now) continue
+      const held = this.heldOn(lot)
+      this.expiredTotal += lot.remaining - held
+      lot.remaining = held
+      lot.expired = true
+    }
+  }
+
+  credit(amount: number, now: number) {
+    this.expire(now)
+    this.lots.push({ expiresAt: now + this.lifetimeMs, purchasedAt: now, order: this.lots.length, remaining: amount, expired: false })
+    this.credited += amount
+  }
+
+  /** False when the amount is over what is available (the 402 case). */
+  hold(jobId: string, amount: number, now: number): boolean {
+    this.expire(now)
+    if (amount > this.available) return false
+    const draws: Array<{ lot: RefLot; micros: number }> = []
+    let needed = amount
+    const candidates = this.lots.filter((l) => !l.expired).sort((a, b) => a.expiresAt - b.expiresAt || a.order - b.order)
+    for (const lot of candidates) {
+      const take = Math.min(needed, lot.remaining - this.heldOn(lot))
+      if (take > 0) {
+        draws.push({ lot, micros: take })
+        needed -= take
+      }
+    }
+    this.holds.set(jobId, draws)
+    return true
+  }
+
+  capture(jobId: string, now: number) {
+    this.expire(now)
+    const draws = this.holds.get(jobId)
+    if (draws === undefined) throw new Error(`reference: no hold for ${jobId}`)
+    this.holds.delete(jobId)
+    for (const d of draws) {
+      d.lot.remaining -= d.micros
+      this.captured += d.micros
+    }
+  }
+
+  release(jobId: string, now: number) {
+    this.expire(now)
+    const draws = this.holds.get(jobId)
+    if (draws === undefined) throw new Error(`reference: no hold for ${jobId}`)
+    this.holds.delete(jobId)
+    for (const d of draws) {
+      if (!d.lot.expired) continue
+      d.lot.remaining -= d.micros
+      this.expiredTotal += d.micros
+    }
+  }
+}
