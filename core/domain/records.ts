@@ -74,7 +74,7 @@ export class JobPricing extends Schema.Class<JobPricing>("JobPricing")({
   minimumApplied: Schema.Boolean,
   unitPriceMicros: Micros,
   pricingVersion: Schema.Int,
-  /** The exact cost, held at creation (0 in test mode). */
+  /** The exact cost; held at creation in live mode, shown but never held in test mode. */
   estimatedMicros: Micros
 }) {}
 

@@ -20,7 +20,8 @@ export const checkCanCreateJob = (account: AccountRecord): Either.Either<void, A
 export type AccountEvent = "suspend" | "unsuspend" | "dispute_opened" | "dispute_won" | "dispute_lost"
 
 const NEXT: Record<AccountEvent, (from: AccountStatus) => AccountStatus> = {
-  suspend: () => "suspended",
+  // a frozen account stays frozen: suspending must not reopen keyed access during a dispute
+  suspend: (from) => (from === "frozen" ? "frozen" : "suspended"),
   unsuspend: (from) => (from === "suspended" ? "active" : from),
   dispute_opened: () => "frozen",
   dispute_won: (from) => (from === "frozen" ? "active" : from),

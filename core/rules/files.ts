@@ -52,7 +52,7 @@ export const checkNewFile = (
  */
 export const completeUpload = (file: FileRecord, now: number): Either.Either<FileRecord, UploadExpired> => {
   if (file.status !== "uploading") return Either.right(file)
-  if (now > file.uploadExpiresAt) {
+  if (now >= file.uploadExpiresAt) {
     return Either.left(new UploadExpired({
       detail: `the upload window of file ${file.id} closed at ${new Date(file.uploadExpiresAt).toISOString()}; create a new file`
     }))

@@ -169,12 +169,16 @@ export const validateFile = (id: string) =>
     const file = found.value
     const blobs = yield* BlobStore
     const probe = yield* AudioProbe
-    const outcome = yield* Effect.either(probe.probe(blobs.read(file.storageKey)))
+    // a storage fault (BlobError) stays in the error channel and leaves the file validating for
+    // a retry: it says nothing about the audio, so it must not reject the upload
+    const outcome = yield* probe.probe(blobs.read(file.storageKey)).pipe(
+      Effect.map((result) => Either.right(result)),
+      Effect.catchTag("AudioRejected", (rejected) => Effect.succeed(Either.left(rejected)))
+    )
     const now = yield* Clock.currentTimeMillis
     const next = Either.match(outcome, {
       onRight: (result) => markReady(file, result.durationSeconds, now),
-      onLeft: (error) =>
-        markRejected(file, error._tag === "AudioRejected" ? error.message : `the upload could not be read: ${error.message}`, now)
+      onLeft: (error) => markRejected(file, error.message, now)
     })
     yield* files.update(next)
     return Option.some(next)
