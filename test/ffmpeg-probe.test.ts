@@ -120,6 +120,46 @@ describe("FfmpegAudioProbe", () => {
       expect(error.reason).toBe("undecodable")
     }))
 
+  it.live("stops reading early input when ffmpeg rejects it (EPIPE is not an error by itself)", () =>
+    Effect.gen(function*() {
+      let pulled = 0
+      const junk = Stream.repeatEffect(Effect.sync(() => {
+        pulled += 64 * 1024
+        return new Uint8Array(randomBytes(64 * 1024)) // not zeros: an MP4 atom of size 0 runs to the end
+      })).pipe(Stream.take(512))
+      const error = yield* rejection(Stream.concat(fromFile(file("video-only.mp4")), junk))
+      expect(error.reason).toBe("no_audio")
+      expect(pulled).toBeLessThan(8 * 1024 * 1024) // ffmpeg gave up after the header: the feed stopped too
+      // An input that stalls after ffmpeg has decided does not hold the answer back until the time limit.
+      const stalled = Stream.concat(fromFile(file("video-only.mp4")), Stream.never)
+      const late = yield* Effect.flip(probeWith(makeFfmpegAudioProbe({ timeLimitMs: 5_000 }))(stalled))
+      expect(late).toBeInstanceOf(AudioRejected)
+      expect((late as AudioRejected).reason).toBe("no_audio")
+    }))
+
+  it.live("holds input back while ffmpeg does not read (bounded memory)", () =>
+    Effect.gen(function*() {
+      let pulled = 0
+      const chunk = new Uint8Array(64 * 1024)
+      const endless = Stream.repeatEffect(Effect.sync(() => (pulled += chunk.length, chunk)))
+      const fiber = yield* Effect.fork(Effect.flip(probeWith(makeFfmpegAudioProbe({ timeLimitMs: 1_000 }))(endless)))
+      let children: Array<string> = []
+      while (children.length === 0) {
+        yield* Effect.sleep("5 millis")
+        children = ffmpegChildren()
+      }
+      process.kill(Number(children[0]), "SIGSTOP") // ffmpeg stops reading: the pipe fills up
+      yield* Effect.sleep("100 millis")
+      const before = pulled
+      yield* Effect.sleep("400 millis")
+      expect(pulled - before).toBeLessThan(1024 * 1024) // not one more pipe-full while it is stopped
+      expect(pulled).toBeLessThan(16 * 1024 * 1024)
+      const error = yield* fiber.await.pipe(Effect.flatten)
+      expect((error as AudioRejected).reason).toBe("timeout")
+      yield* Effect.sleep("100 millis")
+      expect(ffmpegChildren()).toEqual([])
+    }))
+
   it.live("rejects an empty input as empty", () =>
     Effect.gen(function*() {
       expect((yield* rejection(fromFile(file("empty.wav")))).reason).toBe("empty")

@@ -7,16 +7,18 @@
  *
  * ```ts
  * const StorageLive = makeLocalStorage({ rootDir, publicBaseUrl, signingSecret }) // BlobStore + LocalStorageConfig
- * const ApiLive = HttpApiBuilder.api(HushApi).pipe(Layer.provide(groups…))
- * HttpApiBuilder.serve().pipe(
- *   Layer.provide(localStorageRoutes),           // adds /storage/* to HttpApiBuilder.Router
+ * const ApiLive = HttpApiBuilder.api(HushApi).pipe(Layer.provide(groupLayers))   // handlers may use BlobStore
+ * const ServerLive = HttpApiBuilder.serve(middleware).pipe(
+ *   Layer.provide(localStorageRoutes),     // adds /storage/* to HttpApiBuilder.Router
  *   Layer.provide(ApiLive),
- *   Layer.provide(StorageLive),                 // config for the routes, BlobStore for the handlers
+ *   Layer.provide(StorageLive),            // config for the routes, BlobStore for the handlers
  *   Layer.provide(NodeHttpServer.layer(createServer, { port }))
  * )
  * ```
  *
- * or, without HttpApi: `HttpRouter.concat(appRouter, localStorageRouter)` and provide
+ * (test/local-storage.test.ts, "mounted beside an HttpApi", runs exactly this shape.)
+ *
+ * Or, without HttpApi: `HttpRouter.concat(appRouter, localStorageRouter)` and provide
  * `LocalStorageConfig`. The router's requests then pass through the API's global middleware
  * (request ids, logging) but no endpoint security: a storage URL is its own credential.
  */
@@ -63,7 +65,7 @@ export const parseRange = (header: string | undefined, size: number): ByteRange 
     return { _tag: "Partial", start: Math.max(0, size - suffix), end: size - 1 }
   }
   const start = Number(first)
-  const end = last === "" ? size - 1 : Number(last)
+  const end = last === "" ? Number.MAX_SAFE_INTEGER : Number(last)
   if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end < start) return { _tag: "Full" }
   if (start >= size) return { _tag: "Unsatisfiable" }
   return { _tag: "Partial", start, end: Math.min(end, size - 1) }

@@ -11,6 +11,7 @@ import {
   normalizeEtag,
   objectPath,
   partFileName,
+  isUploadId,
   type ResolvedLocalStorageConfig,
   type UploadManifest,
   uploadDir,
@@ -195,6 +196,48 @@ export const make: Effect.Effect<BlobStore["Type"], never, LocalStorageConfig> =
     delete: delete_
   })
 })
+
+/**
+ * Housekeeping for a periodic job: removes multipart staging folders whose upload URLs have
+ * expired (or that have no readable manifest) and temp files older than `tempMaxAgeMs`
+ * (default 24 h), left by a crash. Returns how many entries it removed.
+ */
+export const sweepStale = (options?: { readonly tempMaxAgeMs?: number }): Effect.Effect<
+  number,
+  BlobError,
+  LocalStorageConfig
+> =>
+  Effect.gen(function*() {
+    const config = yield* LocalStorageConfig
+    const now = yield* Clock.currentTimeMillis
+    let removed = 0
+    const uploads = yield* ioOptional("list uploads", () => Fs.readdir(config.uploadsDir))
+    for (const uploadId of Option.getOrElse(uploads, () => [] as Array<string>)) {
+      if (!isUploadId(uploadId)) continue
+      const manifest = yield* readManifest(config, uploadId).pipe(
+        Effect.catchAll(() => Effect.succeed(Option.none<UploadManifest>()))
+      )
+      const createdLongAgo = yield* ioOptional("stat upload", () => Fs.stat(uploadDir(config, uploadId))).pipe(
+        Effect.map(Option.match({ onNone: () => false, onSome: (s) => now - s.mtimeMs > 60_000 }))
+      )
+      const expired = Option.match(manifest, { onNone: () => createdLongAgo, onSome: (m) => now > m.expiresAt })
+      if (expired) {
+        yield* io("remove stale upload", () => Fs.rm(uploadDir(config, uploadId), { recursive: true, force: true }))
+        removed++
+      }
+    }
+    const tempMaxAgeMs = options?.tempMaxAgeMs ?? 24 * 3_600_000
+    const temps = yield* ioOptional("list temp files", () => Fs.readdir(config.tmpDir))
+    for (const name of Option.getOrElse(temps, () => [] as Array<string>)) {
+      const path = NodePath.join(config.tmpDir, name)
+      const stats = yield* ioOptional("stat temp file", () => Fs.stat(path))
+      if (Option.isSome(stats) && now - stats.value.mtimeMs > tempMaxAgeMs) {
+        yield* removeFile(path)
+        removed++
+      }
+    }
+    return removed
+  })
 
 /** BlobStore over LocalStorageConfig (share the config layer with `localStorageRoutes`). */
 export const layer: Layer.Layer<BlobStore, never, LocalStorageConfig> = Layer.effect(BlobStore, make)

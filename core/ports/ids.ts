@@ -1,6 +1,6 @@
 import { Context, Effect } from "effect"
 
-export type IdPrefix = "file" | "job" | "acct" | "key" | "txn" | "lot" | "chk" | "hold"
+export type IdPrefix = "file" | "job" | "acct" | "key" | "txn" | "lot" | "chk" | "hold" | "req"
 
 /**
  * Source of identifiers and secrets. Synchronous so that pure rules (the wallet) can mint

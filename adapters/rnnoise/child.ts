@@ -1,0 +1,99 @@
+/**
+ * One ffmpeg child process in an Effect scope: closing the scope kills it, whatever state
+ * the pipeline is in (interruption, failure downstream). Back-pressure both ways: stdin
+ * writes wait for 'drain', and stdout is read only as fast as it is pulled.
+ */
+import { spawn } from "node:child_process"
+import type { Readable, Writable } from "node:stream"
+import { Effect, Stream } from "effect"
+
+export const FFMPEG_MISSING =
+  "ffmpeg is not installed or not on PATH: install it (Debian/Ubuntu: apt-get install -y ffmpeg; macOS: brew install ffmpeg)"
+
+const STDERR_TAIL = 8 * 1024
+
+export type Outcome =
+  | { readonly _tag: "Exited"; readonly code: number | null; readonly signal: NodeJS.Signals | null }
+  | { readonly _tag: "SpawnFailed"; readonly error: NodeJS.ErrnoException }
+
+export interface Child {
+  readonly stdin: Writable
+  readonly stdout: Stream.Stream<Uint8Array>
+  /** Waits for the process to end (and its pipes to close). */
+  readonly outcome: Effect.Effect<Outcome>
+  /** The last 8 KiB of its stderr. */
+  readonly stderr: () => string
+}
+
+export const spawnChild = (command: string, args: ReadonlyArray<string>) =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => {
+        const child = spawn(command, args, { stdio: "pipe", windowsHide: true })
+        let stderr = ""
+        // Listeners go on before anything can be emitted: the outcome is never missed.
+        const closed = new Promise<Outcome>((resolve) => {
+          child.once("close", (code, signal) => resolve({ _tag: "Exited", code, signal }))
+          child.once("error", (error) => resolve({ _tag: "SpawnFailed", error }))
+        })
+        child.stdin.on("error", () => {}) // EPIPE when ffmpeg stops early: its exit status decides
+        child.stderr.on("data", (chunk: Buffer) => { stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_TAIL) })
+        return { child, closed, stderr: () => stderr }
+      }),
+      ({ child }) =>
+        Effect.sync(() => {
+          if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+          child.stdin.destroy()
+          child.stdout.destroy()
+        })
+    ),
+    ({ child, closed, stderr }): Child => ({
+      stdin: child.stdin,
+      stdout: readableStream(child.stdout),
+      outcome: Effect.promise(() => closed),
+      stderr
+    })
+  )
+
+/** A Readable as a Stream: the async iterator pauses the pipe until the next pull. */
+const readableStream = (readable: Readable): Stream.Stream<Uint8Array> =>
+  Stream.fromAsyncIterable(readable as AsyncIterable<Uint8Array>, (error) => error).pipe(Stream.orDie)
+
+/** Writes one chunk, waiting for 'drain' when the pipe is full; false once the child stopped reading. */
+const write = (stdin: Writable, chunk: Uint8Array) =>
+  Effect.async<boolean>((resume) => {
+    if (!stdin.writable) return resume(Effect.succeed(false))
+    if (stdin.write(chunk)) return resume(Effect.succeed(true))
+    const off = () => {
+      stdin.off("drain", onDrain)
+      stdin.off("close", onClose)
+    }
+    const onDrain = () => (off(), resume(Effect.succeed(true)))
+    const onClose = () => (off(), resume(Effect.succeed(false)))
+    stdin.on("drain", onDrain)
+    stdin.on("close", onClose)
+    return Effect.sync(off)
+  })
+
+/** Feeds the stream to stdin, then closes it. Stops early (without error) if the child stops reading. */
+export const feed = <E, R>(stdin: Writable, input: Stream.Stream<Uint8Array, E, R>) =>
+  Stream.runForEachWhile(input, (chunk) => write(stdin, chunk)).pipe(
+    Effect.andThen(Effect.sync(() => stdin.end()))
+  )
+
+/** The first meaningful stderr line, without ffmpeg's "[demuxer @ 0x…]" and input-name prefixes. */
+export const firstError = (stderr: string) => {
+  const line = stderr.split("\n")
+    .map((l) => l.replace(/^\[[^\]]*@ 0x[0-9a-f]+\]\s*/i, "").replace(/^(pipe:0|file:\S+): /, "").trim())
+    .find((l) => l.length > 0 && !l.startsWith("Last message repeated"))
+  return line === undefined ? "no error output" : line.slice(0, 300)
+}
+
+/** A child that did not start or was killed is a fault of this service, not of the audio. */
+export const unexpected = (command: string, outcome: Outcome): Error | undefined => {
+  if (outcome._tag === "SpawnFailed") {
+    return outcome.error.code === "ENOENT" ? new Error(FFMPEG_MISSING, { cause: outcome.error }) : outcome.error
+  }
+  if (outcome.signal !== null) return new Error(`${command} was killed by ${outcome.signal}`)
+  return undefined
+}

@@ -1,0 +1,151 @@
+import { Config, ConfigError, Either, Option, Redacted } from "effect"
+
+/** Static credentials; without them the SDK's standard provider chain is used. */
+export interface S3Credentials {
+  readonly accessKeyId: string
+  readonly secretAccessKey: string | Redacted.Redacted<string>
+  readonly sessionToken?: string | Redacted.Redacted<string> | undefined
+}
+
+export interface S3Options {
+  readonly bucket: string
+  /** e.g. `https://<account>.r2.cloudflarestorage.com`; absent for AWS S3 itself. */
+  readonly endpoint?: string | undefined
+  readonly region: string
+  /** `https://endpoint/bucket/key` instead of `https://bucket.endpoint/key`. */
+  readonly forcePathStyle: boolean
+  readonly credentials?: S3Credentials | undefined
+  /**
+   * Part size used by `write` once a body outgrows one part (default 8 MiB, at least 5 MiB).
+   * `write` holds at most one part (plus one incoming chunk) in memory.
+   */
+  readonly writePartSizeBytes?: number | undefined
+}
+
+/** S3's smallest part (every part but the last). */
+export const MIN_PART_SIZE = 5 * 1024 * 1024
+/** S3's largest part. */
+export const MAX_PART_SIZE = 5 * 1024 * 1024 * 1024
+/** S3's largest object. */
+export const MAX_OBJECT_SIZE = 5 * 1024 * 1024 * 1024 * 1024
+/** S3's most parts in one multipart upload. */
+export const MAX_PARTS = 10_000
+/** SigV4 presigned URLs live at most 7 days. */
+export const MAX_PRESIGN_SECONDS = 7 * 24 * 3600
+export const DEFAULT_WRITE_PART_SIZE = 8 * 1024 * 1024
+
+const invalid = (path: string, message: string) => ConfigError.InvalidData([path], message)
+
+const validEndpoint = (value: string): boolean => {
+  try {
+    const url = new URL(value)
+    return (url.protocol === "http:" || url.protocol === "https:") && url.search === "" && url.hash === ""
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The S3 settings from the environment:
+ * `S3_BUCKET` (required), `S3_ENDPOINT` (optional), `S3_REGION` (default `us-east-1`),
+ * `S3_FORCE_PATH_STYLE` (default false), and optionally `S3_ACCESS_KEY_ID` + `S3_SECRET_ACCESS_KEY`
+ * (+ `S3_SESSION_TOKEN`); without them the SDK's standard credential chain applies
+ * (`AWS_ACCESS_KEY_ID`…, `AWS_PROFILE`, SSO, web identity, ECS/EC2 roles).
+ */
+export const S3Config: Config.Config<S3Options> = Config.all({
+  bucket: Config.string("S3_BUCKET"),
+  endpoint: Config.option(Config.string("S3_ENDPOINT")),
+  region: Config.withDefault(Config.string("S3_REGION"), "us-east-1"),
+  forcePathStyle: Config.withDefault(Config.boolean("S3_FORCE_PATH_STYLE"), false),
+  accessKeyId: Config.option(Config.string("S3_ACCESS_KEY_ID")),
+  secretAccessKey: Config.option(Config.redacted("S3_SECRET_ACCESS_KEY")),
+  sessionToken: Config.option(Config.redacted("S3_SESSION_TOKEN"))
+}).pipe(
+  Config.mapOrFail((raw): Either.Either<S3Options, ConfigError.ConfigError> => {
+    const bucket = raw.bucket.trim()
+    if (bucket.length === 0) return Either.left(invalid("S3_BUCKET", "must not be empty"))
+    const endpoint = Option.getOrUndefined(Option.filter(Option.map(raw.endpoint, (e) => e.trim()), (e) => e !== ""))
+    if (endpoint !== undefined && !validEndpoint(endpoint)) {
+      return Either.left(invalid("S3_ENDPOINT", "must be an http(s) URL without query or fragment"))
+    }
+    const region = raw.region.trim()
+    if (region.length === 0) return Either.left(invalid("S3_REGION", "must not be empty"))
+    if (Option.isSome(raw.accessKeyId) !== Option.isSome(raw.secretAccessKey)) {
+      return Either.left(
+        invalid("S3_ACCESS_KEY_ID", "S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together (set both or neither)")
+      )
+    }
+    const credentials: S3Credentials | undefined = Option.isSome(raw.accessKeyId) && Option.isSome(raw.secretAccessKey)
+      ? {
+        accessKeyId: raw.accessKeyId.value,
+        secretAccessKey: raw.secretAccessKey.value,
+        sessionToken: Option.getOrUndefined(raw.sessionToken)
+      }
+      : undefined
+    return Either.right({ bucket, endpoint, region, forcePathStyle: raw.forcePathStyle, credentials })
+  })
+)
+
+/** Why the options cannot work, or undefined. */
+export const optionsProblem = (options: S3Options): string | undefined => {
+  if (options.bucket.length === 0) return "the bucket name is empty"
+  if (options.region.length === 0) return "the region is empty"
+  if (options.endpoint !== undefined && !validEndpoint(options.endpoint)) {
+    return "the endpoint must be an http(s) URL without query or fragment"
+  }
+  const part = options.writePartSizeBytes
+  if (part !== undefined && (!Number.isSafeInteger(part) || part < MIN_PART_SIZE || part > MAX_PART_SIZE)) {
+    return `writePartSizeBytes must be an integer between ${MIN_PART_SIZE} and ${MAX_PART_SIZE}`
+  }
+  return undefined
+}
+
+export const reveal = (value: string | Redacted.Redacted<string>): string =>
+  Redacted.isRedacted(value) ? Redacted.value(value) : value
+
+export const MAX_KEY_BYTES = 1024
+
+/**
+ * Why a key is unacceptable, or undefined. The rules are the local store's: relative,
+ * `/`-separated, no empty, `.` or `..` segment (URL parsers would normalise those away and break
+ * the signature), no backslash, no control character, at most 1024 bytes (S3's own limit).
+ */
+export const keyProblem = (key: string): string | undefined => {
+  if (key.length === 0) return "the key is empty"
+  if (Buffer.byteLength(key, "utf8") > MAX_KEY_BYTES) return `the key is longer than ${MAX_KEY_BYTES} bytes`
+  if (key.startsWith("/")) return "the key is absolute"
+  if (key.includes("\\")) return "the key contains a backslash"
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(key)) return "the key contains a control character"
+  for (const segment of key.split("/")) {
+    if (segment === "") return "the key has an empty path segment"
+    if (segment === "." || segment === "..") return "the key has a '.' or '..' path segment"
+  }
+  return undefined
+}
+
+/** Printable ASCII only: it ends up in a signed header. */
+export const isHeaderSafe = (value: string): boolean => /^[\x20-\x7e]{1,255}$/.test(value) && value === value.trim()
+
+const encodeRfc5987 = (value: string): string =>
+  encodeURIComponent(value).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+
+/** `attachment; filename="ascii fallback"; filename*=UTF-8''…` (as the local store sends it). */
+export const contentDisposition = (filename: string): string => {
+  const fallback = filename.replace(/[^\x20-\x7e]|["\\/]/g, "_")
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encodeRfc5987(filename)}`
+}
+
+/**
+ * `expiresIn` (seconds) and the signing date for a presigned URL that stops working at
+ * `expiresAt` (ms) at the latest, capped at 7 days. An instant already past gives a URL that
+ * expired at that instant (signed a second before it), so it is refused with 403 like any
+ * expired URL.
+ */
+export const presignWindow = (expiresAt: number, now: number): { readonly expiresIn: number; readonly signingDate: Date } => {
+  // X-Amz-Date has whole seconds: the URL expires at floor(now) + expiresIn.
+  const signedAt = Math.floor(now / 1000) * 1000
+  const seconds = Math.floor((expiresAt - signedAt) / 1000)
+  if (seconds <= 0) return { expiresIn: 1, signingDate: new Date(Math.floor(expiresAt / 1000) * 1000 - 1000) }
+  return { expiresIn: Math.min(seconds, MAX_PRESIGN_SECONDS), signingDate: new Date(signedAt) }
+}

@@ -1,0 +1,46 @@
+/**
+ * Work the API starts but does not wait for: validating completed uploads and finishing
+ * test-mode jobs. Fibers run in the server's scope, so shutdown interrupts them cleanly; a
+ * file left `validating` by a shutdown is picked up again at the next start.
+ */
+import { Context, Duration, Effect, FiberSet, Layer, Option, Schedule } from "effect"
+import { validateFile } from "../../core/services/files.js"
+import { finishTestJob } from "../../core/services/worker.js"
+import type { AudioProbe } from "../../core/ports/audio.js"
+import type { BlobStore } from "../../core/ports/blob-store.js"
+import type { FileRepo } from "../../core/ports/repositories.js"
+import type { JobRepo } from "../../core/ports/repositories.js"
+import type { WalletRepo } from "../../core/ports/repositories.js"
+import type { Transactor } from "../../core/ports/transactor.js"
+import type { IdGenerator } from "../../core/ports/ids.js"
+import type { LimitsConfig } from "../../core/domain/limits.js"
+import type { TestSample } from "../../core/domain/deployment.js"
+
+export class Background extends Context.Tag("hush/api/Background")<Background, {
+  readonly validate: (fileId: string) => Effect.Effect<void>
+  readonly finishTestJob: (jobId: string) => Effect.Effect<void>
+}>() {}
+
+type Needs = AudioProbe | BlobStore | FileRepo | JobRepo | WalletRepo | Transactor | IdGenerator | LimitsConfig | TestSample
+
+/** At most this many validations decode at once; each is one ffmpeg process. */
+const VALIDATION_CONCURRENCY = 2
+
+/** Storage faults during validation are retried; the audio's own verdict is final. */
+const storageRetry = Schedule.exponential(Duration.millis(200)).pipe(Schedule.intersect(Schedule.recurs(4)))
+
+export const BackgroundLive = Layer.scoped(Background, Effect.gen(function*() {
+  const context = yield* Effect.context<Needs>()
+  const fibers = yield* FiberSet.make()
+  const decoders = yield* Effect.makeSemaphore(VALIDATION_CONCURRENCY)
+  const run = <E>(label: string, work: Effect.Effect<unknown, E, Needs>) =>
+    FiberSet.run(fibers, work.pipe(
+      Effect.catchAllCause((cause) => Effect.logError(`${label} failed`, cause)),
+      Effect.provide(context)
+    )).pipe(Effect.asVoid)
+  return {
+    validate: (fileId) =>
+      run(`validation of ${fileId}`, decoders.withPermits(1)(validateFile(fileId).pipe(Effect.retry(storageRetry)))),
+    finishTestJob: (jobId) => run(`test-mode job ${jobId}`, finishTestJob(jobId).pipe(Effect.map(Option.isSome)))
+  }
+}))

@@ -1,0 +1,38 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { LimitsConfig } from "../../../core/domain/limits.js"
+import { JobPage, OutputLink } from "../../../core/schema/index.js"
+import { CurrentCaller } from "../../../core/services/caller.js"
+import { cancelJob, createDenoiseJob, getJob, getOutputLink, listJobs } from "../../../core/services/jobs.js"
+import { presentJob } from "../../../core/services/present.js"
+import { toIso } from "../../../core/time.js"
+import { Background } from "../background.js"
+import { HushApi } from "../definition.js"
+
+export const JobsHandlers = HttpApiBuilder.group(HushApi, "jobs", (handlers) =>
+  Effect.gen(function*() {
+    const limits = yield* LimitsConfig
+    const background = yield* Background
+    const present = (job: Parameters<typeof presentJob>[0]) => presentJob(job, limits)
+    return handlers
+      .handle("createDenoiseJob", ({ payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentCaller
+          const job = yield* createDenoiseJob(caller, { file: payload.file, model: payload.model ?? null })
+          // test mode: no model runs; the sample result is attached at once, off the request path
+          if (job.mode === "test") yield* background.finishTestJob(job.id)
+          return present(job)
+        }))
+      .handle("listJobs", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentCaller
+          const page = yield* listJobs(caller, urlParams)
+          return new JobPage({ data: page.data.map(present), next_cursor: page.nextCursor })
+        }))
+      .handle("getJob", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => getJob(caller, path.job_id)).pipe(Effect.map(present)))
+      .handle("cancelJob", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => cancelJob(caller, path.job_id)).pipe(Effect.map(present)))
+      .handle("getJobOutput", ({ path }) =>
+        Effect.flatMap(CurrentCaller, (caller) => getOutputLink(caller, path.job_id)).pipe(
+          Effect.map((link) => new OutputLink({ url: link.url, expires_at: toIso(link.expiresAt), filename: link.filename }))
+        ))
+  }))

@@ -1,0 +1,32 @@
+/**
+ * `npm start`: the API, the storage handler and validation on embedded defaults.
+ * PORT (8787), DATA_DIR (./.hush), PUBLIC_BASE_URL. SIGTERM/SIGINT shut down gracefully.
+ */
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { createServer } from "node:http"
+import { checkFfmpegAvailable } from "../../adapters/ffmpeg/probe.js"
+import { loadConfig } from "../runtime/config.js"
+import { coreLayer } from "../runtime/layers.js"
+import { loadOrCreateKeys } from "../runtime/secrets.js"
+import { apiLayer } from "./server.js"
+
+const program = Effect.gen(function*() {
+  const config = yield* loadConfig
+  yield* checkFfmpegAvailable().pipe(
+    Effect.tapError((error) => Effect.sync(() => console.error(`\nHush cannot start: ${error.message}\n`))),
+    Effect.orElse(() => Effect.sync(() => process.exit(1)))
+  )
+  const keys = loadOrCreateKeys(config.dataDir)
+  const core = coreLayer(config, keys, { runners: ["builtin"] })
+  const server = apiLayer({ publicBaseUrl: config.publicBaseUrl, env: config.env, gpuConfigured: false }).pipe(
+    HttpServer.withLogAddress,
+    Layer.provide(core),
+    Layer.provide(NodeHttpServer.layer(createServer, { port: config.port }))
+  )
+  yield* Effect.logInfo(`Hush ${config.env}: data in ${config.dataDir}, store ${config.store}, links at ${config.publicBaseUrl}`)
+  return yield* Layer.launch(server)
+})
+
+NodeRuntime.runMain(program)

@@ -1,0 +1,88 @@
+/**
+ * The OpenAPI document is generated from the HttpApi definition, then made true to what the
+ * edge answers: every error is `application/problem+json` (RFC 9457), `invalid_request` is
+ * 400 or 422, and every response carries `X-Request-Id` (and the rate-limit headers where
+ * a bucket applies).
+ */
+import { JSONSchema } from "effect"
+import { ERROR_TABLE, ProblemDetails } from "../../core/errors.js"
+
+type Json = Record<string, any>
+
+const PROBLEM_REF = { $ref: "#/components/schemas/ProblemDetails" }
+
+const codesByStatus = (() => {
+  const map = new Map<number, Array<string>>()
+  for (const [code, entry] of Object.entries(ERROR_TABLE)) {
+    map.set(entry.status, [...(map.get(entry.status) ?? []), code])
+  }
+  map.set(400, ["invalid_request"])
+  return map
+})()
+
+const problemResponse = (status: number) => ({
+  description: `Problem (${(codesByStatus.get(status) ?? ["error"]).join(", ")})`,
+  content: { "application/problem+json": { schema: PROBLEM_REF } }
+})
+
+const REQUEST_ID_HEADER = { description: "Identifies the request; equals `request_id` in a problem body.", schema: { type: "string" } }
+const RATE_HEADERS = {
+  "RateLimit-Limit": { description: "Bucket size.", schema: { type: "integer" } },
+  "RateLimit-Remaining": { description: "Requests left in the bucket.", schema: { type: "integer" } },
+  "RateLimit-Reset": { description: "Seconds until the bucket is full.", schema: { type: "integer" } }
+}
+const RETRY_AFTER = { "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } } }
+
+const UNLIMITED = new Set(["/v1/health"])
+
+export const problemDetailsSchema = (): Json => {
+  const schema = JSONSchema.make(ProblemDetails) as Json
+  delete schema.$schema
+  return schema
+}
+
+/** Statuses every operation can answer, besides what its handlers declare. */
+const commonStatuses = (path: string, method: string, keyed: boolean): Array<number> => {
+  const statuses = [400, 404, 405, 500]
+  if (!UNLIMITED.has(path)) statuses.push(429)
+  if (keyed) statuses.push(401, 403, 503)
+  if (method === "post" || method === "patch") statuses.push(413, 415, 422)
+  return statuses
+}
+
+export const describeProblems = (spec: Json): Json => {
+  spec.openapi = "3.1.0"
+  spec.components ??= {}
+  spec.components.schemas ??= {}
+  spec.components.schemas.ProblemDetails = problemDetailsSchema()
+  for (const [path, item] of Object.entries<Json>(spec.paths ?? {})) {
+    for (const [method, operation] of Object.entries<Json>(item)) {
+      if (typeof operation !== "object" || operation === null || !("responses" in operation)) continue
+      const keyed = Array.isArray(operation.security) && operation.security.length > 0
+      const responses: Json = operation.responses
+      const statuses = new Set([
+        ...Object.keys(responses).map(Number).filter((s) => s >= 400),
+        ...commonStatuses(path, method, keyed)
+      ])
+      for (const status of statuses) responses[String(status)] = problemResponse(status)
+      for (const [status, response] of Object.entries<Json>(responses)) {
+        const headers: Json = { "X-Request-Id": REQUEST_ID_HEADER }
+        if (!UNLIMITED.has(path)) Object.assign(headers, RATE_HEADERS)
+        if (["429", "503"].includes(status)) Object.assign(headers, RETRY_AFTER)
+        response.headers = { ...response.headers, ...headers }
+      }
+    }
+  }
+  // the error classes' own encodings never reach the wire
+  for (const name of Object.keys(spec.components.schemas)) {
+    if (name in errorNames) delete spec.components.schemas[name]
+  }
+  return spec
+}
+
+/** The component names HttpApi gives our error classes (`invalid_request` → `InvalidRequest`). */
+const errorNames: Record<string, true> = Object.fromEntries([
+  ...Object.keys(ERROR_TABLE).map((code) => code.split("_").map((w) => w[0]!.toUpperCase() + w.slice(1)).join("")),
+  "HttpApiDecodeError",
+  "Issue"
+].map((name) => [name, true]))

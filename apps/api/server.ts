@@ -1,0 +1,41 @@
+/** The HTTP app: the HttpApi, its handlers, the edge, storage and page routes. */
+import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
+import { Layer } from "effect"
+import { localStorageRoutes } from "../../adapters/local-storage/index.js"
+import { BackgroundLive } from "./background.js"
+import { ServerInfo } from "./context.js"
+import { HushApi } from "./definition.js"
+import { EdgeLive } from "./edge/index.js"
+import { ErrorsBaseUrl } from "./edge/problem.js"
+import { AccountHandlers } from "./handlers/account.js"
+import { AuthenticationLive } from "./handlers/auth.js"
+import { FilesHandlers } from "./handlers/files.js"
+import { JobsHandlers } from "./handlers/jobs.js"
+import { PublicHandlers } from "./handlers/public.js"
+import { PageRoutes } from "./pages.js"
+import { StatusProbeLive } from "./status.js"
+
+export const VERSION = "1.0.0"
+
+export interface ApiOptions {
+  readonly publicBaseUrl: string
+  readonly env: string
+  readonly gpuConfigured: boolean
+}
+
+/** Needs an HttpServer and the core's services (apps/runtime/layers.ts coreLayer). */
+export const apiLayer = (options: ApiOptions) => {
+  const handlers = Layer.mergeAll(PublicHandlers, FilesHandlers, JobsHandlers, AccountHandlers).pipe(
+    Layer.provide(Layer.mergeAll(
+      BackgroundLive,
+      StatusProbeLive({ gpuConfigured: options.gpuConfigured }),
+      Layer.succeed(ServerInfo, { version: VERSION, env: options.env })
+    ))
+  )
+  const api = HttpApiBuilder.api(HushApi).pipe(Layer.provide(handlers), Layer.provide(AuthenticationLive))
+  return HttpApiBuilder.serve().pipe(
+    Layer.provide(Layer.mergeAll(localStorageRoutes, PageRoutes, HttpApiScalar.layer({ path: "/docs" }), EdgeLive)),
+    Layer.provide(api),
+    Layer.provide(Layer.succeed(ErrorsBaseUrl, `${options.publicBaseUrl}/errors`))
+  )
+}

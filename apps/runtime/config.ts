@@ -1,0 +1,28 @@
+/**
+ * Configuration shared by the API, the worker and the CLI (decisions.md: they read the same
+ * settings, so a CLI command acts on the server's data).
+ */
+import { Config, Effect, Option } from "effect"
+import { resolve } from "node:path"
+
+export type StoreKind = "memory" | "embedded" | "postgres"
+
+export interface HushConfig {
+  readonly port: number
+  readonly dataDir: string
+  readonly publicBaseUrl: string
+  readonly env: string
+  readonly store: StoreKind
+  readonly databaseUrl: Option.Option<string>
+}
+
+export const loadConfig = Effect.gen(function*() {
+  const port = yield* Config.integer("PORT").pipe(Config.withDefault(8787))
+  const dataDir = resolve(yield* Config.string("DATA_DIR").pipe(Config.withDefault("./.hush")))
+  const publicBaseUrl = (yield* Config.string("PUBLIC_BASE_URL").pipe(Config.withDefault(`http://localhost:${port}`))).replace(/\/+$/, "")
+  const env = yield* Config.string("HUSH_ENV").pipe(Config.withDefault("development"))
+  const databaseUrl = yield* Config.option(Config.string("DATABASE_URL"))
+  const requested = yield* Config.option(Config.literal("memory", "embedded", "postgres")("HUSH_STORE"))
+  const store: StoreKind = Option.getOrElse(requested, () => (Option.isSome(databaseUrl) ? "postgres" : "embedded"))
+  return { port, dataDir, publicBaseUrl, env, store, databaseUrl } satisfies HushConfig
+})

@@ -1,0 +1,66 @@
+/**
+ * The core's ports bound to adapters according to configuration: the one place an app's
+ * environment is composed. Apps add only their own pieces (HTTP, worker loop, CLI).
+ */
+import { NodeStream } from "@effect/platform-node"
+import { Effect, Layer, Option } from "effect"
+import { createReadStream } from "node:fs"
+import { join } from "node:path"
+import { FfmpegAudioProbe } from "../../adapters/ffmpeg/probe.js"
+import { TEST_MODE_SAMPLE_BITRATE_KBPS, TEST_MODE_SAMPLE_CONTENT_TYPE, TEST_MODE_SAMPLE_PATH } from "../../adapters/ffmpeg/sample.js"
+import { makeLocalStorage } from "../../adapters/local-storage/index.js"
+import { MemoryPersistence } from "../../adapters/memory/index.js"
+import { MemoryRateLimiter } from "../../adapters/memory/rate-limiter.js"
+import { RandomIds } from "../../adapters/webcrypto/ids.js"
+import { DEFAULT_MODEL_DEFINITIONS, makeCatalog, ModelCatalog } from "../../core/domain/catalog.js"
+import { DeploymentSecrets, TestSample } from "../../core/domain/deployment.js"
+import { DEFAULT_LIMITS, LimitsConfig } from "../../core/domain/limits.js"
+import { BlobError, BlobStore } from "../../core/ports/blob-store.js"
+import type { HushConfig } from "./config.js"
+import type { DeploymentKeys } from "./secrets.js"
+
+export const SAMPLE_STORAGE_KEY = "samples/test-mode.mp3"
+
+/** Puts the shipped sample MP3 into the blob store once; every test-mode job returns it. */
+export const TestSampleLive = Layer.effect(TestSample, Effect.gen(function*() {
+  const blobs = yield* BlobStore
+  const stored = yield* blobs.stat(SAMPLE_STORAGE_KEY)
+  const sizeBytes = Option.isSome(stored)
+    ? stored.value.sizeBytes
+    : (yield* blobs.write(
+      SAMPLE_STORAGE_KEY,
+      NodeStream.fromReadable(() => createReadStream(TEST_MODE_SAMPLE_PATH), (cause) => new BlobError({ message: "cannot read the sample MP3", cause })),
+      { contentType: TEST_MODE_SAMPLE_CONTENT_TYPE }
+    )).sizeBytes
+  return { storageKey: SAMPLE_STORAGE_KEY, sizeBytes, bitrateKbps: TEST_MODE_SAMPLE_BITRATE_KBPS, format: "mp3" as const }
+}).pipe(Effect.orDie))
+
+export const persistenceLayer = (config: HushConfig) => {
+  switch (config.store) {
+    case "memory":
+      return MemoryPersistence
+    case "embedded":
+    case "postgres":
+      // the persistent stores arrive with adapters/pglite and adapters/postgres
+      return MemoryPersistence
+  }
+}
+
+export const storageLayer = (config: HushConfig, keys: DeploymentKeys) =>
+  makeLocalStorage({ rootDir: join(config.dataDir, "blobs"), publicBaseUrl: config.publicBaseUrl, signingSecret: keys.signingSecret })
+
+/** Everything the core's services need, for one process. */
+export const coreLayer = (config: HushConfig, keys: DeploymentKeys, options: { readonly runners: ReadonlyArray<string> }) => {
+  const storage = storageLayer(config, keys)
+  return Layer.mergeAll(
+    persistenceLayer(config),
+    RandomIds,
+    Layer.succeed(LimitsConfig, DEFAULT_LIMITS),
+    Layer.succeed(ModelCatalog, makeCatalog(DEFAULT_MODEL_DEFINITIONS, options.runners)),
+    Layer.succeed(DeploymentSecrets, { cursorKey: new TextEncoder().encode(keys.cursorKey) }),
+    FfmpegAudioProbe,
+    MemoryRateLimiter,
+    storage,
+    TestSampleLive.pipe(Layer.provide(storage))
+  )
+}

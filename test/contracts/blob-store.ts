@@ -1,0 +1,363 @@
+/**
+ * The BlobStore contract: one suite that any adapter (local disk, S3) must pass. It goes through
+ * the store's signed URLs with plain `fetch` over real HTTP, exactly as a client would, so it
+ * asserts only what every backend shares (e.g. "refused with 403", "refused with a 4xx"), never
+ * one backend's error bodies.
+ *
+ * Usage: `blobStoreContract("local disk", () => layerWithARunningServer, { partSizeBytes: 64 * 1024 })`.
+ * The layer must provide BlobStore whose URLs are served (a running HTTP server, or S3).
+ * Tests use the real clock (`excludeTestServices`), since expiry is judged by the server.
+ */
+import { randomUUID } from "node:crypto"
+import { expect, layer } from "@effect/vitest"
+import { Chunk, Clock, type Duration, Effect, Either, type Layer, Option, Stream } from "effect"
+import { BlobStore, type UploadTarget } from "../../core/ports/blob-store.js"
+
+export interface BlobStoreContractOptions {
+  /** Part size for the multipart tests; S3 needs at least 5 MiB (every part but the last). */
+  readonly partSizeBytes: number
+  /** Prepended to every key the suite uses (e.g. a per-run folder in a shared bucket). */
+  readonly keyPrefix?: string
+  readonly timeout?: Duration.DurationInput
+}
+
+interface HttpResult {
+  readonly status: number
+  readonly headers: Headers
+  readonly body: Uint8Array
+}
+
+/** One HTTP exchange; the body is always read so the connection is freed. */
+export const http = (url: string, init?: RequestInit): Effect.Effect<HttpResult> =>
+  Effect.promise(async () => {
+    const response = await fetch(url, init)
+    const body = new Uint8Array(await response.arrayBuffer())
+    return { status: response.status, headers: response.headers, body }
+  })
+
+/** Deterministic bytes that differ from one `seed` to another. */
+export const bytes = (length: number, seed = 1): Uint8Array => {
+  const out = new Uint8Array(length)
+  let x = (seed * 2654435761) >>> 0 || 1
+  for (let i = 0; i < length; i++) {
+    x ^= x << 13
+    x >>>= 0
+    x ^= x >>> 17
+    x ^= x << 5
+    x >>>= 0
+    out[i] = x & 0xff
+  }
+  return out
+}
+
+const concat = (chunks: Iterable<Uint8Array>): Uint8Array => Buffer.concat([...chunks])
+
+/** Everything `read` streams, gathered for comparison (tests only). */
+export const readAll = (key: string) =>
+  Effect.flatMap(BlobStore, (store) => Stream.runCollect(store.read(key))).pipe(
+    Effect.map((chunks) => concat(Chunk.toReadonlyArray(chunks)))
+  )
+
+const expectBytes = (actual: Uint8Array, expected: Uint8Array) => {
+  expect(actual.byteLength).toBe(expected.byteLength)
+  expect(Buffer.compare(Buffer.from(actual), Buffer.from(expected))).toBe(0)
+}
+
+const asPut = (target: UploadTarget) => {
+  if (target._tag !== "Put") throw new Error(`expected a PUT upload, got ${target._tag}`)
+  return target
+}
+
+const asMultipart = (target: UploadTarget) => {
+  if (target._tag !== "Multipart") throw new Error(`expected a multipart upload, got ${target._tag}`)
+  return target
+}
+
+/** The URL with its signature parameter (any query parameter named like `*signature*`) altered. */
+export const tamperSignature = (url: string): string => {
+  const parsed = new URL(url)
+  const name = [...parsed.searchParams.keys()].find((k) => /signature/i.test(k))
+  if (name === undefined) throw new Error(`no signature parameter in ${url}`)
+  const value = parsed.searchParams.get(name)!
+  parsed.searchParams.set(name, (value[0] === "0" ? "1" : "0") + value.slice(1))
+  return parsed.toString()
+}
+
+/** The same signed query on another key (last path segment replaced). */
+export const retarget = (url: string, lastSegment: string): string => {
+  const parsed = new URL(url)
+  parsed.pathname = parsed.pathname.replace(/[^/]+$/, encodeURIComponent(lastSegment))
+  return parsed.toString()
+}
+
+export const blobStoreContract = (
+  name: string,
+  makeLayer: () => Layer.Layer<BlobStore, unknown>,
+  options: BlobStoreContractOptions
+): void => {
+  const prefix = options.keyPrefix ?? ""
+  const partSize = options.partSizeBytes
+  const keyFor = (label: string) => `${prefix}contract/${label}/${randomUUID()}.bin`
+  const inOneHour = Effect.map(Clock.currentTimeMillis, (now) => now + 3_600_000)
+  const oneMinuteAgo = Effect.map(Clock.currentTimeMillis, (now) => now - 60_000)
+
+  /** PUTs `body` through a fresh signed PUT URL; returns the response. */
+  const putVia = (key: string, body: Uint8Array, declaredSize = body.byteLength, contentType = "audio/wav") =>
+    Effect.gen(function*() {
+      const store = yield* BlobStore
+      const target = asPut(
+        yield* store.createUpload({ key, contentType, sizeBytes: declaredSize, expiresAt: yield* inOneHour })
+      )
+      return yield* http(target.url, { method: "PUT", headers: { ...target.headers }, body })
+    })
+
+  const download = (key: string, init?: RequestInit) =>
+    Effect.gen(function*() {
+      const store = yield* BlobStore
+      const url = yield* store.signDownload({
+        key,
+        filename: "take.wav",
+        contentType: "audio/wav",
+        expiresAt: yield* inOneHour
+      })
+      return yield* http(url, init)
+    })
+
+  /** Sends `chunks[i]` to part i+1 of `target` and returns the parts with their ETags. */
+  const sendParts = (target: Extract<UploadTarget, { _tag: "Multipart" }>, chunks: ReadonlyArray<Uint8Array>) =>
+    Effect.forEach(chunks, (chunk, i) =>
+      Effect.gen(function*() {
+        const response = yield* http(target.parts[i].url, { method: "PUT", body: chunk })
+        expect(response.status).toBe(200)
+        const etag = response.headers.get("etag")
+        expect(etag).toBeTruthy()
+        return { partNumber: target.parts[i].partNumber, etag: etag! }
+      }))
+
+  layer(makeLayer(), { timeout: options.timeout ?? "60 seconds", excludeTestServices: true })(
+    `BlobStore contract: ${name}`,
+    (it) => {
+      it.effect("a signed PUT stores the object; stat, read and a signed GET give it back", () =>
+        Effect.gen(function*() {
+          const store = yield* BlobStore
+          const key = keyFor("put")
+          const body = bytes(10_000, 7)
+          const target = asPut(
+            yield* store.createUpload({ key, contentType: "audio/wav", sizeBytes: body.byteLength, expiresAt: yield* inOneHour })
+          )
+          expect(Object.entries(target.headers).map(([k, v]) => [k.toLowerCase(), v])).toContainEqual([
+            "content-type",
+            "audio/wav"
+          ])
+          const response = yield* http(target.url, { method: "PUT", headers: { ...target.headers }, body })
+          expect(response.status).toBe(200)
+          expect(yield* store.stat(key)).toEqual(Option.some({ sizeBytes: body.byteLength }))
+          expectBytes(yield* readAll(key), body)
+          const got = yield* download(key)
+          expect(got.status).toBe(200)
+          expect(got.headers.get("content-type")).toBe("audio/wav")
+          expectBytes(got.body, body)
+        }))
+
+      it.effect("write streams an object in; read and stat see it; a missing key has no stat and fails read", () =>
+        Effect.gen(function*() {
+          const store = yield* BlobStore
+          const key = keyFor("write")
+          const pieces = [bytes(1000, 1), bytes(70_000, 2), bytes(1, 3)]
+          const written = yield* store.write(key, Stream.fromIterable(pieces), { contentType: "audio/mpeg" })
+          expect(written.sizeBytes).toBe(71_001)
+          expect(yield* store.stat(key)).toEqual(Option.some({ sizeBytes: 71_001 }))
+          expectBytes(yield* readAll(key), concat(pieces))
+          const missing = keyFor("missing")
+          expect(yield* store.stat(missing)).toEqual(Option.none())
+          const read = yield* Effect.either(readAll(missing))
+          expect(Either.isLeft(read) && read.left._tag).toBe("BlobError")
+        }))
+
+      it.effect("multipart: three parts with their ETags, completed, read back equal", () =>
+        Effect.gen(function*() {
+          const store = yield* BlobStore
+          const key = keyFor("multipart")
+          const size = 2 * partSize + Math.floor(partSize / 2)
+          const body = bytes(size, 11)
+          const target = asMultipart(
+            yield* store.createUpload({
+              key,
+              contentType: "audio/wav",
+              sizeBytes: size,
+              expiresAt: yield* inOneHour,
+              partSize
+            })
+          )
+          expect(target.parts.map((p) => p.partNumber)).toEqual([1, 2, 3])
+          const chunks = [0, 1, 2].map((i) => body.subarray(i * partSize, Math.min(size, (i + 1) * partSize)))
+          const parts = yield* sendParts(target, chunks)
+          expect(yield* store.stat(key)).toEqual(Option.none())
+          yield* store.completeMultipart({ key, uploadId: target.uploadId, parts })
+          expect(yield* store.stat(key)).toEqual(Option.some({ sizeBytes: size }))
+          expectBytes(yield* readAll(key), body)
+          const got = yield* download(key)
+          expect(got.status).toBe(200)
+          expectBytes(got.body, body)
+        }))
+
+      it.effect("complete refuses a wrong ETag and accepts ETags without quotes", () =>
+        Effect.gen(function*() {
+          const store = yield* BlobStore
+          const key = keyFor("etag")
+          const body = bytes(1000, 5)
+          const target = asMultipart(
+            yield* store.createUpload({ key, contentType: "audio/wav", sizeBytes: 1000, expiresAt: yield* inOneHour, partSize })
+          )
+          expect(target.parts).toHaveLength(1)
+          const [part] = yield* sendParts(target, [body])
+          const wrongEtag = `"${"0".repeat(32)}"`
+          const wrong = yield* Effect.either(
+            store.completeMultipart({ key, uploadId: target.uploadId, parts: [{ partNumber: 1, etag: wrongEtag }] })
+          )
+          expect(Either.isLeft(wrong) && wrong.left._tag).toBe("BlobError")
+          expect(yield* store.stat(key)).toEqual(Option.none())
+          // ETags are compared without their quotes.
+          yield* store.completeMultipart({
+            key,
+            uploadId: target.uploadId,
+            parts: [{ partNumber: 1, etag: part.etag.replace(/"/g, "") }]
+          })
+          expectBytes(yield* readAll(key), body)
+        }))
+
+      it.effect("abort removes a multipart upload, idempotently; its part URLs stop working", () =>
+        Effect.gen(function*() {
+          const store = yield* BlobStore
+          const key = keyFor("abort")
+          const target = asMultipart(
+            yield* store.createUpload({ key, contentType: "audio/wav", sizeBytes: 10, expiresAt: yield* inOneHour, partSize })
+          )
+          yield* store.abortMultipart({ key, uploadId: target.uploadId })
+          yield* store.abortMultipart({ key, uploadId: target.uploadId })
+          const late = yield* http(target.parts[0].url, { method: "PUT", body: bytes(10) })
+          expect(late.status).toBeGreaterThanOrEqual(400) // 404 on the local store and on S3 (NoSuchUpload)
+          expect(late.status).toBeLessThan(500)
+          const complete = yield* Effect.either(
+            store.completeMultipart({ key, uploadId: target.uploadId, parts: [{ partNumber: 1, etag: "x" }] })
+          )
+          expect(Either.isLeft(complete)).toBe(true)
+          expect(yield* store.stat(key)).toEqual(Option.none())
+        }))
+
+      it.effect("a tampered URL is refused with 403", () =>
+        Effect.gen(function*() {
+          const store = yield* BlobStore
+          const key = keyFor("tamper")
+          const other = `other-${randomUUID()}.bin`
+          const body = bytes(100)
+          const target = asPut(
+            yield* store.createUpload({ key, contentType: "audio/wav", sizeBytes: 100, expiresAt: yield* inOneHour })
+          )
+          const badSignature = yield* http(tamperSignature(target.url), { method: "PUT", headers: { ...target.headers }, body })
+          expect(badSignature.status).toBe(403)
+          const otherKey = yield* http(retarget(target.url, other), { method: "PUT", headers: { ...target.headers }, body })
+          expect(otherKey.status).toBe(403)
+          expect(yield* store.stat(key)).toEqual(Option.none())
+          expect(yield* store.stat(key.replace(/[^/]+$/, other))).toEqual(Option.none())
+
+          // The untouched URL still works, and its GET cannot be tampered with either.
+          expect((yield* http(target.url, { method: "PUT", headers: { ...target.headers }, body })).status).toBe(200)
+          const url = yield* store.signDownload({ key, filename: "a.wav", contentType: "audio/wav", expiresAt: yield* inOneHour })
+          expect((yield* http(tamperSignature(url))).status).toBe(403)
+          const partKey = keyFor("tamper-part")
+          const multipart = asMultipart(
+            yield* store.createUpload({ key: partKey, contentType: "audio/wav", sizeBytes: 10, expiresAt: yield* inOneHour, partSize })
+          )
+          expect((yield* http(tamperSignature(multipart.parts[0].url), { method: "PUT", body: bytes(10) })).status).toBe(403)
+          yield* store.abortMultipart({ key: partKey, uploadId: multipart.uploadId })
+        }))
+
+      it.effect("an expired URL is refused with 403", () =>
+        Effect.gen(function*() {
+          const store = yield* BlobStore
+          const key = keyFor("expired")
+          const body = bytes(100)
+          const target = asPut(
+            yield* store.createUpload({ key, contentType: "audio/wav", sizeBytes: 100, expiresAt: yield* oneMinuteAgo })
+          )
+          const response = yield* http(target.url, { method: "PUT", headers: { ...target.headers }, body })
+          expect(response.status).toBe(403)
+          expect(yield* store.stat(key)).toEqual(Option.none())
+
+          yield* store.write(key, Stream.make(body), { contentType: "audio/wav" })
+          const url = yield* store.signDownload({ key, filename: "a.wav", contentType: "audio/wav", expiresAt: yield* oneMinuteAgo })
+          expect((yield* http(url)).status).toBe(403)
+        }))
+
+      it.effect("a PUT whose body is shorter or longer than the signed size is refused", () =>
+        Effect.gen(function*() {
+          const store = yield* BlobStore
+          const short = keyFor("short")
+          const shortResponse = yield* putVia(short, bytes(99), 100)
+          expect(shortResponse.status).toBeGreaterThanOrEqual(400)
+          expect(shortResponse.status).toBeLessThan(500)
+          expect(yield* store.stat(short)).toEqual(Option.none())
+          const long = keyFor("long")
+          const longResponse = yield* putVia(long, bytes(101), 100)
+          expect(longResponse.status).toBeGreaterThanOrEqual(400)
+          expect(longResponse.status).toBeLessThan(500)
+          expect(yield* store.stat(long)).toEqual(Option.none())
+        }))
+
+      it.effect("a stored size that differs from the declared size shows in stat", () =>
+        Effect.gen(function*() {
+          const store = yield* BlobStore
+          const key = keyFor("short-multipart")
+          const declared = 2 * partSize + 100
+          const target = asMultipart(
+            yield* store.createUpload({ key, contentType: "audio/wav", sizeBytes: declared, expiresAt: yield* inOneHour, partSize })
+          )
+          expect(target.parts).toHaveLength(3)
+          // The last part comes 40 bytes short: nothing in the part URLs can catch that.
+          const parts = yield* sendParts(target, [bytes(partSize, 1), bytes(partSize, 2), bytes(60, 3)])
+          yield* store.completeMultipart({ key, uploadId: target.uploadId, parts })
+          const stat = yield* store.stat(key)
+          expect(Option.map(stat, (s) => s.sizeBytes)).toEqual(Option.some(declared - 40))
+        }))
+
+      it.effect("a signed GET honours Range: bytes=N-M and bytes=N-, and answers 416 beyond the end", () =>
+        Effect.gen(function*() {
+          const store = yield* BlobStore
+          const key = keyFor("range")
+          const body = bytes(1000, 3)
+          yield* store.write(key, Stream.make(body), { contentType: "audio/wav" })
+          const middle = yield* download(key, { headers: { range: "bytes=10-19" } })
+          expect(middle.status).toBe(206)
+          expect(middle.headers.get("content-range")).toBe("bytes 10-19/1000")
+          expectBytes(middle.body, body.subarray(10, 20))
+          const tail = yield* download(key, { headers: { range: "bytes=990-" } })
+          expect(tail.status).toBe(206)
+          expect(tail.headers.get("content-range")).toBe("bytes 990-999/1000")
+          expectBytes(tail.body, body.subarray(990))
+          const clamped = yield* download(key, { headers: { range: "bytes=995-5000" } })
+          expect(clamped.status).toBe(206)
+          expectBytes(clamped.body, body.subarray(995))
+          const beyond = yield* download(key, { headers: { range: "bytes=1000-" } })
+          expect(beyond.status).toBe(416)
+          const whole = yield* download(key)
+          expect(whole.status).toBe(200)
+          expect(whole.headers.get("content-length")).toBe("1000")
+          expectBytes(whole.body, body)
+        }))
+
+      it.effect("delete: stat is None, a signed GET answers 404, deleting again succeeds", () =>
+        Effect.gen(function*() {
+          const store = yield* BlobStore
+          const key = keyFor("delete")
+          expect((yield* putVia(key, bytes(500))).status).toBe(200)
+          expect(Option.isSome(yield* store.stat(key))).toBe(true)
+          yield* store.delete(key)
+          expect(yield* store.stat(key)).toEqual(Option.none())
+          expect((yield* download(key)).status).toBe(404)
+          yield* store.delete(key)
+          yield* store.delete(keyFor("never-existed"))
+        }))
+    }
+  )
+}

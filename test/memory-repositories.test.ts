@@ -1,0 +1,5 @@
+import { MemoryPersistence } from "../adapters/memory/index.js"
+import { repositoryContracts } from "./contracts/repositories.js"
+
+// MemoryPersistence is a layer description: each test builds it afresh, so each gets an empty store.
+repositoryContracts("memory", () => MemoryPersistence)
