@@ -3,7 +3,7 @@
  * the pipeline is in (interruption, failure downstream). Back-pressure both ways: stdin
  * writes wait for 'drain', and stdout is read only as fast as it is pulled.
  */
-import { spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import type { Readable, Writable } from "node:stream"
 import { Effect, Stream } from "effect"
 
@@ -23,6 +23,7 @@ export interface Child {
   readonly outcome: Effect.Effect<Outcome>
   /** The last 8 KiB of its stderr. */
   readonly stderr: () => string
+  readonly kill: Effect.Effect<void>
 }
 
 export const spawnChild = (command: string, args: ReadonlyArray<string>) =>
@@ -40,20 +41,22 @@ export const spawnChild = (command: string, args: ReadonlyArray<string>) =>
         child.stderr.on("data", (chunk: Buffer) => { stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_TAIL) })
         return { child, closed, stderr: () => stderr }
       }),
-      ({ child }) =>
-        Effect.sync(() => {
-          if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-          child.stdin.destroy()
-          child.stdout.destroy()
-        })
+      ({ child }) => Effect.sync(() => kill(child))
     ),
     ({ child, closed, stderr }): Child => ({
       stdin: child.stdin,
       stdout: readableStream(child.stdout),
       outcome: Effect.promise(() => closed),
-      stderr
+      stderr,
+      kill: Effect.sync(() => kill(child))
     })
   )
+
+const kill = (child: ChildProcess) => {
+  if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+  child.stdin?.destroy()
+  child.stdout?.destroy()
+}
 
 /** A Readable as a Stream: the async iterator pauses the pipe until the next pull. */
 const readableStream = (readable: Readable): Stream.Stream<Uint8Array> =>

@@ -62,10 +62,25 @@ export const sdkErrorInfo = (cause: unknown): SdkErrorInfo => {
   }
 }
 
+/** What a bodiless error answer (HEAD) most likely means. */
+const BODILESS: Readonly<Record<number, string>> = {
+  301: "the bucket is in another region or needs another endpoint style",
+  400: "bad request",
+  403: "access denied: the credentials were refused or lack permission",
+  404: "not found",
+  412: "precondition failed"
+}
+
 const describe = (info: SdkErrorInfo): string => {
   const status = info.httpStatusCode === undefined ? "" : ` (HTTP ${info.httpStatusCode})`
-  const message = info.message === "" ? "" : `: ${info.message}`
-  return `${info.name}${status}${message}`
+  const unnamed = info.name === "Unknown" || info.name === "UnknownError"
+  const name = unnamed && info.httpStatusCode !== undefined ? "S3 error" : info.name
+  const text = info.message !== ""
+    ? info.message
+    : unnamed && info.httpStatusCode !== undefined
+    ? BODILESS[info.httpStatusCode] ?? ""
+    : ""
+  return `${name}${status}${text === "" ? "" : `: ${text}`}`
 }
 
 /** `what` failed: the SDK error's name, status and message, and a sanitised cause. */
@@ -131,7 +146,9 @@ export const make = (options: S3Options): Effect.Effect<BlobStore["Type"], never
           // URLs carry the checksum of an empty body, and several S3-compatible stores refuse or
           // mishandle the flexible checksums.
           requestChecksumCalculation: "WHEN_REQUIRED",
-          responseChecksumValidation: "WHEN_REQUIRED"
+          responseChecksumValidation: "WHEN_REQUIRED",
+          // An unreachable endpoint fails in seconds rather than at the OS's TCP timeout.
+          requestHandler: { connectionTimeout: 10_000 }
         })
       ),
       (client) => Effect.sync(() => client.destroy())

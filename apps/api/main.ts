@@ -7,6 +7,7 @@ import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { checkFfmpegAvailable } from "../../adapters/ffmpeg/probe.js"
+import { AdminSocketLive } from "../runtime/admin-socket.js"
 import { loadConfig } from "../runtime/config.js"
 import { coreLayer } from "../runtime/layers.js"
 import { loadOrCreateKeys } from "../runtime/secrets.js"
@@ -20,11 +21,11 @@ const program = Effect.gen(function*() {
   )
   const keys = loadOrCreateKeys(config.dataDir)
   const core = coreLayer(config, keys, { runners: ["builtin"] })
-  const server = apiLayer({ publicBaseUrl: config.publicBaseUrl, env: config.env, gpuConfigured: false }).pipe(
+  const http = apiLayer({ publicBaseUrl: config.publicBaseUrl, env: config.env, gpuConfigured: false }).pipe(
     HttpServer.withLogAddress,
-    Layer.provide(core),
     Layer.provide(NodeHttpServer.layer(createServer, { port: config.port }))
   )
+  const server = Layer.merge(http, AdminSocketLive(config.dataDir)).pipe(Layer.provide(core))
   yield* Effect.logInfo(`Hush ${config.env}: data in ${config.dataDir}, store ${config.store}, links at ${config.publicBaseUrl}`)
   return yield* Layer.launch(server)
 })

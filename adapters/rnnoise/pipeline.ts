@@ -1,0 +1,222 @@
+/**
+ * input bytes → ffmpeg decode (48 kHz float, mono or stereo) → RNNoise → ffmpeg MP3 encode
+ * → output bytes, as one Stream. Everything is pulled: a slow reader of the output slows the
+ * encoder, the denoiser, the decoder and the input read in turn, so memory stays bounded
+ * whatever the length (only the chunks in flight when a pool is used).
+ */
+import { mkdtemp, open, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, Fiber, Option, Stream } from "effect"
+import { ProviderFailure } from "../../core/ports/denoise-provider.js"
+import { AUDIO_DEMUXERS } from "../ffmpeg/probe.js"
+import { feed, firstError, spawnChild, unexpected } from "./child.js"
+import { Denoiser, FRAME_SIZE, MODEL_DELAY, SAMPLE_RATE } from "./engine.js"
+import { ChunkCutter, FloatFrames, isFloatPcm, parseWavHeader } from "./pcm.js"
+import type { ChunkPool } from "./pool.js"
+
+export interface PipelineOptions {
+  readonly bitrateKbps: number
+  /** The input's known duration: progress is the fraction of it denoised so far. */
+  readonly durationSeconds: number
+  readonly onProgress?: ((fraction: number) => Effect.Effect<void>) | undefined
+  readonly ffmpegPath?: string | undefined
+  /** Denoise chunks in parallel on these threads; without a pool (or with one thread) in this thread. */
+  readonly pool?: ChunkPool | undefined
+  /** Chunk length; by default the duration split over the threads, within 5–30 s. */
+  readonly chunkSeconds?: number | undefined
+  /** Audio before each chunk that the model runs on and whose output is discarded. */
+  readonly warmupSeconds?: number | undefined
+}
+
+export const DEFAULT_WARMUP_SECONDS = 1
+const MIN_CHUNK_SECONDS = 5
+const MAX_CHUNK_SECONDS = 30
+
+const QUIET = ["-hide_banner", "-nostats", "-loglevel", "error"]
+
+const decodeArgs = (url: string) => [
+  ...QUIET,
+  ...(url.startsWith("file:") ? ["-nostdin", "-protocol_whitelist", "file"] : ["-protocol_whitelist", "pipe"]),
+  "-format_whitelist", AUDIO_DEMUXERS.join(","),
+  "-i", url,
+  "-map", "0:a:0", "-vn", "-sn", "-dn",
+  // Keeps mono mono and stereo stereo; more channels are downmixed to stereo (all MP3 holds).
+  "-af", `aformat=sample_fmts=flt:sample_rates=${SAMPLE_RATE}:channel_layouts=mono|stereo`,
+  // WAV rather than raw PCM: its header tells the channel count the encoder must be given.
+  "-c:a", "pcm_f32le", "-f", "wav", "-bitexact", "pipe:1"
+]
+
+const encodeArgs = (channels: number, bitrateKbps: number) => [
+  ...QUIET,
+  "-f", "f32le", "-ar", String(SAMPLE_RATE), "-ac", String(channels), "-i", "pipe:0",
+  "-c:a", "libmp3lame", "-b:a", `${bitrateKbps}k`, "-f", "mp3", "pipe:1"
+]
+
+const concatBytes = (a: Uint8Array, b: Uint8Array) => {
+  const out = new Uint8Array(a.length + b.length)
+  out.set(a)
+  out.set(b, a.length)
+  return out
+}
+
+/**
+ * Starts the decoder on `input` (a byte stream, or a spooled file's path) and reads the WAV
+ * header. The PCM stream ends with the decoder's verdict: an input error, an undecodable
+ * input (ProviderFailure) or no samples at all (ProviderFailure). None when the input is an
+ * MP4/M4A whose index follows the data, which decodes only from a seekable file.
+ */
+const openDecoder = <E>(ffmpeg: string, input: Stream.Stream<Uint8Array, E> | string) =>
+  Effect.gen(function*() {
+    const child = yield* spawnChild(ffmpeg, decodeArgs(typeof input === "string" ? `file:${input}` : "pipe:0"))
+    // An input error kills the decoder, so that its output ends and the verdict reports the error.
+    const feeder = yield* Effect.forkScoped(
+      typeof input === "string"
+        ? Effect.sync(() => child.stdin.end())
+        : feed(child.stdin, input).pipe(Effect.tapErrorCause(() => child.kill))
+    )
+    /** After the decoder's output ended: an input error, a crash (defect) or its judgement of the input. */
+    const verdict = (samples: number) =>
+      Effect.gen(function*() {
+        yield* Fiber.join(feeder)
+        const outcome = yield* child.outcome
+        const fault = unexpected(ffmpeg, outcome)
+        if (fault !== undefined) return yield* Effect.die(fault)
+        const stderr = child.stderr()
+        if (outcome._tag === "Exited" && outcome.code !== 0) {
+          return {
+            failure: `the input could not be decoded: ${firstError(stderr)}`,
+            seekable: samples === 0 && typeof input !== "string" && stderr.includes("partial file")
+          }
+        }
+        return { failure: samples === 0 ? "the input holds no audio samples" : undefined, seekable: false }
+      })
+    const refuse = (message: string) => new ProviderFailure({ message, retryable: false })
+
+    const pull = yield* Stream.toPull(child.stdout)
+    let head = new Uint8Array(0)
+    for (;;) {
+      const next = yield* Effect.option(pull)
+      if (Option.isNone(next)) {
+        const { failure, seekable } = yield* verdict(0)
+        if (seekable) return Option.none()
+        return yield* refuse(failure ?? "the input holds no audio samples")
+      }
+      for (const bytes of next.value) head = concatBytes(head, bytes)
+      const format = parseWavHeader(head)
+      if (format === "more") continue
+      if (!isFloatPcm(format, SAMPLE_RATE) || format.channels > 2) {
+        return yield* Effect.dieMessage(`the decoder wrote unexpected PCM: ${JSON.stringify(format)}`)
+      }
+      const frames = new FloatFrames(format.channels)
+      const pcm = Stream.make(head.subarray(format.dataOffset)).pipe(
+        Stream.concat(Stream.repeatEffectChunkOption(pull)),
+        Stream.map((bytes) => frames.push(bytes)),
+        Stream.filter((samples) => samples.length > 0),
+        Stream.concat(Stream.drain(Stream.fromEffect(Effect.suspend(() => verdict(frames.samples)).pipe(
+          Effect.flatMap(({ failure }) => failure === undefined ? Effect.void : refuse(failure))
+        ))))
+      )
+      return Option.some({ channels: format.channels, pcm })
+    }
+  })
+
+/** Copies the input to a private temporary file that lives as long as the scope. */
+const spool = <E>(input: Stream.Stream<Uint8Array, E>) =>
+  Effect.gen(function*() {
+    const dir = yield* Effect.acquireRelease(
+      Effect.promise(() => mkdtemp(join(tmpdir(), "hush-rnnoise-"))),
+      (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+    )
+    const path = join(dir, "input")
+    yield* Effect.acquireUseRelease(
+      Effect.promise(() => open(path, "wx", 0o600)),
+      (file) => Stream.runForEach(input, (chunk) => Effect.promise(() => file.write(chunk))),
+      (file) => Effect.promise(() => file.close())
+    )
+    return path
+  })
+
+const framesOf = (seconds: number) => Math.max(1, Math.round((seconds * SAMPLE_RATE) / FRAME_SIZE)) * FRAME_SIZE
+
+/** In this thread: one streaming denoiser per channel. */
+const denoiseInThread = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number) =>
+  Stream.unwrapScoped(Effect.map(
+    Effect.acquireRelease(Effect.sync(() => new Denoiser(channels)), (d) => Effect.sync(() => d.close())),
+    (denoiser) => pcm.pipe(Stream.map((samples) => denoiser.push(samples)), Stream.concat(Stream.sync(() => denoiser.end())))
+  ))
+
+/**
+ * On the pool: chunks in order, at most `pool.size` denoising at once. Chunk boundaries are
+ * frame-aligned, so that after its warm-up a chunk's model sees the same frames as a single
+ * pass would; the look-ahead lets its last samples see the audio that follows.
+ */
+const denoiseInChunks = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number, pool: ChunkPool, options: PipelineOptions) => {
+  const chunk = framesOf(options.chunkSeconds ??
+    Math.min(MAX_CHUNK_SECONDS, Math.max(MIN_CHUNK_SECONDS, options.durationSeconds / pool.size)))
+  const warmup = Math.min(chunk, framesOf(options.warmupSeconds ?? DEFAULT_WARMUP_SECONDS))
+  return Stream.suspend(() => {
+    const cutter = new ChunkCutter(channels, chunk, warmup, MODEL_DELAY + FRAME_SIZE)
+    return pcm.pipe(
+      Stream.mapConcat((samples) => cutter.push(samples)),
+      Stream.concat(Stream.suspend(() => Stream.fromIterable(cutter.end()))),
+      Stream.mapEffect((task) => pool.run(task), { concurrency: pool.size })
+    )
+  })
+}
+
+/** Denoised interleaved PCM, as long as the input; reports progress as it goes. */
+export const denoisePcm = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number, options: PipelineOptions) => {
+  const denoised = options.pool !== undefined && options.pool.size > 1
+    ? denoiseInChunks(pcm, channels, options.pool, options)
+    : denoiseInThread(pcm, channels)
+  const onProgress = options.onProgress
+  if (onProgress === undefined) return denoised
+  const expected = Math.max(1, options.durationSeconds * SAMPLE_RATE)
+  return Stream.suspend(() => {
+    let done = 0
+    let reported = 0
+    return Stream.tap(denoised, (samples) => {
+      done += samples.length / channels
+      const fraction = Math.min(1, done / expected)
+      if (fraction - reported < 0.001) return Effect.void
+      reported = fraction
+      return onProgress(fraction)
+    })
+  })
+}
+
+/** The whole pipeline: see the module comment. Interrupting the stream kills both ffmpeg processes. */
+export const denoiseToMp3 = <E>(
+  input: Stream.Stream<Uint8Array, E>,
+  options: PipelineOptions
+): Stream.Stream<Uint8Array, E | ProviderFailure> =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    const ffmpeg = options.ffmpegPath ?? "ffmpeg"
+    const piped = yield* openDecoder(ffmpeg, input)
+    const decoded = Option.isSome(piped)
+      ? piped.value
+      : yield* Effect.flatMap(spool(input), (path) => openDecoder(ffmpeg, path)).pipe(
+        Effect.flatMap(Option.match({
+          onSome: (found) => Effect.succeed(found),
+          onNone: () => Effect.dieMessage("a spooled input still needed seeking")
+        }))
+      )
+    const encoder = yield* spawnChild(ffmpeg, encodeArgs(decoded.channels, options.bitrateKbps))
+    const samples = denoisePcm(decoded.pcm, decoded.channels, options).pipe(
+      Stream.map((s) => new Uint8Array(s.buffer, s.byteOffset, s.byteLength))
+    )
+    const feeder = yield* Effect.forkScoped(feed(encoder.stdin, samples))
+    const encoded = Effect.gen(function*() {
+      const outcome = yield* encoder.outcome
+      const fault = unexpected(ffmpeg, outcome)
+        ?? (outcome._tag === "Exited" && outcome.code !== 0
+          ? new Error(`the MP3 encoder failed: ${firstError(encoder.stderr())}`)
+          : undefined)
+      if (fault !== undefined) return yield* Effect.die(fault)
+    })
+    // The output ends once the encoder has written everything and the input side ended well.
+    return Stream.merge(encoder.stdout, Stream.drain(Stream.fromEffect(Fiber.join(feeder)))).pipe(
+      Stream.concat(Stream.drain(Stream.fromEffect(encoded)))
+    )
+  }))
