@@ -19,7 +19,7 @@ import { migrate, PostgresPersistence } from "../adapters/postgres/index.js"
 import { AccountRepo } from "../core/ports/repositories.js"
 import { repositoryContracts } from "./contracts/repositories.js"
 import { makeAccount } from "./contracts/fixtures.js"
-import { resetTables } from "./support/postgres.js"
+import { deleteAllRows } from "./support/postgres.js"
 
 const tempDir = await mkdtemp(join(tmpdir(), "hush-pglite-"))
 const shared = ManagedRuntime.make(Layer.provideMerge(pgliteClientLayer, pgliteServerLayer({ dataDir: join(tempDir, "shared") })))
@@ -36,7 +36,7 @@ afterAll(async () => {
 /** The shared server's client, emptied, with fresh repositories over it. */
 const sharedPersistence = () =>
   PostgresPersistence.pipe(
-    Layer.provide(Layer.effectDiscard(resetTables)),
+    Layer.provide(Layer.effectDiscard(deleteAllRows)),
     Layer.provide(Layer.effectContext(Effect.map(shared.runtimeEffect, (runtime) => runtime.context)))
   )
 

@@ -20,7 +20,7 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { Context, Data, Duration, Effect, Layer, type Scope } from "effect"
 import { mkdir, open, readdir, readFile, rm } from "node:fs/promises"
-import { join } from "node:path"
+import { join, resolve } from "node:path"
 import { PostgresPersistence } from "../postgres/index.js"
 
 export class PgliteOpenError extends Data.TaggedError("PgliteOpenError")<{
@@ -51,6 +51,9 @@ export class PgliteServer extends Context.Tag("hush/adapters/PgliteServer")<Pgli
 
 const LOCK_FILE = "hush.lock"
 
+/** Directories this process holds open (its pid in a lock file is stale unless listed here). */
+const openHere = new Set<string>()
+
 const isAlive = (pid: number) => {
   try {
     process.kill(pid, 0)
@@ -71,11 +74,13 @@ const takeLock = (dataDir: string) =>
             const handle = await open(path, "wx")
             await handle.writeFile(`${process.pid}\n`)
             await handle.close()
+            openHere.add(resolve(dataDir))
             return path
           } catch (error) {
             if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
             const holder = Number.parseInt(await readFile(path, "utf8").catch(() => ""), 10)
-            if (Number.isSafeInteger(holder) && holder !== process.pid && isAlive(holder)) {
+            const held = holder === process.pid ? openHere.has(resolve(dataDir)) : Number.isSafeInteger(holder) && isAlive(holder)
+            if (held) {
               throw new Error(
                 `the embedded database ${dataDir} is open in process ${holder}; stop it, or run every process against one PostgreSQL server (DATABASE_URL)`
               )
@@ -88,7 +93,11 @@ const takeLock = (dataDir: string) =>
       catch: (cause) =>
         new PgliteOpenError({ message: cause instanceof Error ? cause.message : String(cause), cause })
     }),
-    (path) => Effect.promise(() => rm(path, { force: true }))
+    (path) =>
+      Effect.promise(async () => {
+        openHere.delete(resolve(dataDir))
+        await rm(path, { force: true })
+      })
   )
 
 const isEmptyDir = async (dir: string) => (await readdir(dir)).filter((name) => name !== LOCK_FILE).length === 0

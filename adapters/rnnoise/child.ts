@@ -81,7 +81,7 @@ const write = (stdin: Writable, chunk: Uint8Array) =>
 /** Feeds the stream to stdin, then closes it. Stops early (without error) if the child stops reading. */
 export const feed = <E, R>(stdin: Writable, input: Stream.Stream<Uint8Array, E, R>) =>
   Stream.runForEachWhile(input, (chunk) => write(stdin, chunk)).pipe(
-    Effect.andThen(Effect.sync(() => stdin.end()))
+    Effect.andThen(Effect.sync(() => void stdin.end()))
   )
 
 /** The first meaningful stderr line, without ffmpeg's "[demuxer @ 0x…]" and input-name prefixes. */

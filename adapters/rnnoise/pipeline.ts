@@ -196,7 +196,7 @@ export const denoiseToMp3 = <E>(
     const piped = yield* openDecoder(ffmpeg, input)
     const decoded = Option.isSome(piped)
       ? piped.value
-      : yield* Effect.flatMap(spool(input), (path) => openDecoder(ffmpeg, path)).pipe(
+      : yield* Effect.flatMap(spool(input), (path) => openDecoder<never>(ffmpeg, path)).pipe(
         Effect.flatMap(Option.match({
           onSome: (found) => Effect.succeed(found),
           onNone: () => Effect.dieMessage("a spooled input still needed seeking")

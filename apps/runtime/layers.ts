@@ -14,7 +14,7 @@ import { MemoryRateLimiter } from "../../adapters/memory/rate-limiter.js"
 import { RandomIds } from "../../adapters/webcrypto/ids.js"
 import { DEFAULT_MODEL_DEFINITIONS, makeCatalog, ModelCatalog } from "../../core/domain/catalog.js"
 import { DeploymentSecrets, TestSample } from "../../core/domain/deployment.js"
-import { DEFAULT_LIMITS, LimitsConfig } from "../../core/domain/limits.js"
+import { DEFAULT_LIMITS, type Limits, LimitsConfig } from "../../core/domain/limits.js"
 import { BlobError, BlobStore } from "../../core/ports/blob-store.js"
 import type { HushConfig } from "./config.js"
 import type { DeploymentKeys } from "./secrets.js"
@@ -50,12 +50,16 @@ export const storageLayer = (config: HushConfig, keys: DeploymentKeys) =>
   makeLocalStorage({ rootDir: join(config.dataDir, "blobs"), publicBaseUrl: config.publicBaseUrl, signingSecret: keys.signingSecret })
 
 /** Everything the core's services need, for one process. */
-export const coreLayer = (config: HushConfig, keys: DeploymentKeys, options: { readonly runners: ReadonlyArray<string> }) => {
+export const coreLayer = (
+  config: HushConfig,
+  keys: DeploymentKeys,
+  options: { readonly runners: ReadonlyArray<string>; readonly limits?: Partial<Limits> }
+) => {
   const storage = storageLayer(config, keys)
   return Layer.mergeAll(
     persistenceLayer(config),
     RandomIds,
-    Layer.succeed(LimitsConfig, DEFAULT_LIMITS),
+    Layer.succeed(LimitsConfig, { ...DEFAULT_LIMITS, ...options.limits }),
     Layer.succeed(ModelCatalog, makeCatalog(DEFAULT_MODEL_DEFINITIONS, options.runners)),
     Layer.succeed(DeploymentSecrets, { cursorKey: new TextEncoder().encode(keys.cursorKey) }),
     FfmpegAudioProbe,

@@ -76,6 +76,16 @@ export const TABLES = [
 
 export const resetTables = Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`TRUNCATE ${TABLES.join(", ")}`))
 
+/**
+ * The same with DELETE, in one transaction: cheaper than TRUNCATE on the few rows a test
+ * leaves (TRUNCATE makes new files for every table). The triggers that keep ledger entries
+ * and holds from being deleted are switched off for it (session_replication_role).
+ */
+export const deleteAllRows = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.withTransaction(sql.unsafe(
+    `SET LOCAL session_replication_role = replica; ${TABLES.map((t) => `DELETE FROM ${t};`).join(" ")}`
+  )))
+
 export const TEST_SAMPLE = { storageKey: "samples/test-mode.mp3", sizeBytes: 48_000, bitrateKbps: 192, format: "mp3" } as const
 
 /** What the core's job and account services need, with the given persistence. */

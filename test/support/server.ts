@@ -1,0 +1,55 @@
+/**
+ * A real Hush API on a random port inside the test process: memory store, local-disk blobs
+ * in a temp dir, the real ffmpeg probe. `run` executes core effects against the same
+ * services the server uses (e.g. to create accounts as the operator CLI would).
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer, ManagedRuntime, Option } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { apiLayer } from "../../apps/api/server.js"
+import type { HushConfig } from "../../apps/runtime/config.js"
+import { coreLayer } from "../../apps/runtime/layers.js"
+import type { Limits } from "../../core/domain/limits.js"
+import { createAccountWithKeys } from "../../core/services/accounts.js"
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+
+export const startTestServer = async (options: { readonly limits?: Partial<Limits>; readonly runners?: ReadonlyArray<string> } = {}) => {
+  const port = await freePort()
+  const dataDir = mkdtempSync(join(tmpdir(), "hush-e2e-"))
+  const baseUrl = `http://127.0.0.1:${port}`
+  const config: HushConfig = { port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none() }
+  const keys = { signingSecret: "e2e-signing-secret-0123456789abcdef", cursorKey: "e2e-cursor-key" }
+  const core = coreLayer(config, keys, { runners: options.runners ?? ["builtin"], limits: options.limits })
+  const server = apiLayer({ publicBaseUrl: baseUrl, env: "test", gpuConfigured: false }).pipe(
+    Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
+  )
+  const runtime = ManagedRuntime.make(Layer.provideMerge(server, core))
+  await runtime.runPromise(Effect.void)
+  return {
+    baseUrl,
+    dataDir,
+    run: <A, E>(effect: Effect.Effect<A, E, ManagedRuntime.ManagedRuntime.Context<typeof runtime>>) => runtime.runPromise(effect),
+    /** An active account with a live and a test key (all scopes) and optional credit, as `admin account create` makes. */
+    createAccount: (creditMicros = 0) =>
+      runtime.runPromise(createAccountWithKeys({ email: `user-${Math.random().toString(36).slice(2)}@example.com`, creditMicros })),
+    close: async () => {
+      await runtime.dispose()
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }
+}
+
+export type TestServer = Awaited<ReturnType<typeof startTestServer>>
