@@ -41,7 +41,7 @@ export const migrate: Effect.Effect<
   SqlClient.SqlClient
 > = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* sql.withTransaction(Effect.zipRight(
+  if (process.env.NO_BOOT === undefined) yield* sql.withTransaction(Effect.zipRight(
     sql`SELECT pg_advisory_xact_lock(${BOOTSTRAP_LOCK})`,
     sql.unsafe(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (
       migration_id integer PRIMARY KEY,

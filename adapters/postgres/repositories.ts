@@ -29,9 +29,15 @@ const columnList = (columns: string) => columns.split(",").map((c) => c.trim())
 
 /** The statements every repository needs, bound to one client. */
 const makeSql = Effect.map(SqlClient.SqlClient, (sql) => {
-  /** Rows of a statement, without the client's name transforms (the mappers read snake_case). */
+  /**
+   * Rows of a statement, without the client's name transforms (the mappers read snake_case).
+   * Uninterruptible: an interrupted fiber stops after the statement, not during it. (Interrupted
+   * mid-statement, node-postgres sends pg_cancel_backend over another pooled connection; with
+   * PGlite's single connection that waits 5 s for a connection the statement itself holds.)
+   * Every statement here is a short, indexed one.
+   */
   const rows = (operation: string, text: string, params: ReadonlyArray<unknown> = []) =>
-    sql.unsafe<Row>(text, params).withoutTransform.pipe(orFault(operation))
+    sql.unsafe<Row>(text, params).withoutTransform.pipe(orFault(operation), Effect.uninterruptible)
   const first = <A>(operation: string, text: string, params: ReadonlyArray<unknown>, to: (r: Row) => A) =>
     Effect.map(rows(operation, text, params), (rs) => Option.map(Option.fromNullable(rs[0]), to))
   const many = <A>(operation: string, text: string, params: ReadonlyArray<unknown>, to: (r: Row) => A) =>

@@ -2,9 +2,15 @@
  * A real Hush API on a random port inside the test process: memory store, local-disk blobs
  * in a temp dir, the real ffmpeg probe. `run` executes core effects against the same
  * services the server uses (e.g. to create accounts as the operator CLI would).
+ *
+ * Options: `limits` (partial override of the configured numbers), `runners` (the model
+ * runners this deployment has; `[]` retires every model), `clock` (a Clock every fiber of
+ * the server reads, e.g. test/support/clock.ts), and `override` (a layer built on top of the
+ * core's services whose outputs replace them, e.g. a failing RateLimiter or a dying repo; it
+ * may read the originals to wrap them).
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer, ManagedRuntime, Option } from "effect"
+import { type Clock, Effect, Layer, ManagedRuntime, Option } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -26,17 +32,33 @@ export const freePort = () =>
     })
   })
 
-export const startTestServer = async (options: { readonly limits?: Partial<Limits>; readonly runners?: ReadonlyArray<string> } = {}) => {
+/** What the core layer provides: an `override` may need any of it and replace any of it. */
+export type CoreServices = Layer.Layer.Success<ReturnType<typeof coreLayer>>
+
+export interface TestServerOptions {
+  readonly limits?: Partial<Limits>
+  readonly runners?: ReadonlyArray<string>
+  readonly clock?: Clock.Clock
+  readonly override?: Layer.Layer<any, never, CoreServices>
+}
+
+export const startTestServer = async (options: TestServerOptions = {}) => {
   const port = await freePort()
   const dataDir = mkdtempSync(join(tmpdir(), "hush-e2e-"))
   const baseUrl = `http://127.0.0.1:${port}`
   const config: HushConfig = { port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none() }
   const keys = { signingSecret: "e2e-signing-secret-0123456789abcdef", cursorKey: "e2e-cursor-key" }
-  const core = coreLayer(config, keys, { runners: options.runners ?? ["builtin"], limits: options.limits })
+  const baseCore = coreLayer(config, keys, { runners: options.runners ?? ["builtin"], limits: options.limits })
+  // the override's services win over the originals (provideMerge keeps the later ones)
+  const core: Layer.Layer<CoreServices> = options.override === undefined
+    ? baseCore
+    : Layer.provideMerge(options.override, baseCore) as Layer.Layer<CoreServices>
   const server = apiLayer({ publicBaseUrl: baseUrl, env: "test", gpuConfigured: false }).pipe(
     Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
   )
-  const runtime = ManagedRuntime.make(Layer.provideMerge(server, core))
+  const app = Layer.provideMerge(server, core)
+  // the clock goes in below everything, so the fibers the server forks inherit it
+  const runtime = ManagedRuntime.make(options.clock === undefined ? app : app.pipe(Layer.provide(Layer.setClock(options.clock))))
   await runtime.runPromise(Effect.void)
   return {
     baseUrl,
