@@ -9,7 +9,7 @@ import { createServer } from "node:http"
 import { checkFfmpegAvailable } from "../../adapters/ffmpeg/probe.js"
 import { AdminSocketLive } from "../runtime/admin-socket.js"
 import { loadConfig } from "../runtime/config.js"
-import { coreLayer } from "../runtime/layers.js"
+import { coreLayer, storageLayers } from "../runtime/layers.js"
 import { loadOrCreateKeys } from "../runtime/secrets.js"
 import { apiLayer } from "./server.js"
 
@@ -21,7 +21,8 @@ const program = Effect.gen(function*() {
   )
   const keys = loadOrCreateKeys(config.dataDir)
   const core = coreLayer(config, keys, { runners: ["builtin"] })
-  const http = apiLayer({ publicBaseUrl: config.publicBaseUrl, env: config.env, gpuConfigured: false }).pipe(
+  const storage = storageLayers(config, keys)
+  const http = apiLayer({ publicBaseUrl: config.publicBaseUrl, env: config.env, gpuConfigured: false }, storage.routes).pipe(
     HttpServer.withLogAddress,
     Layer.provide(NodeHttpServer.layer(createServer, { port: config.port }))
   )

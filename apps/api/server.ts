@@ -1,7 +1,6 @@
 /** The HTTP app: the HttpApi, its handlers, the edge, storage and page routes. */
 import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { Layer } from "effect"
-import { localStorageRoutes } from "../../adapters/local-storage/index.js"
 import { BackgroundLive } from "./background.js"
 import { ServerInfo } from "./context.js"
 import { HushApi } from "./definition.js"
@@ -23,8 +22,11 @@ export interface ApiOptions {
   readonly gpuConfigured: boolean
 }
 
-/** Needs an HttpServer and the core's services (apps/runtime/layers.ts coreLayer). */
-export const apiLayer = (options: ApiOptions) => {
+/**
+ * Needs an HttpServer and the core's services (apps/runtime/layers.ts coreLayer), plus the
+ * blob store's own routes where it has some (storageLayers).
+ */
+export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<never, E, R>) => {
   const handlers = Layer.mergeAll(PublicHandlers, FilesHandlers, JobsHandlers, AccountHandlers).pipe(
     Layer.provide(Layer.mergeAll(
       BackgroundLive,
@@ -34,7 +36,7 @@ export const apiLayer = (options: ApiOptions) => {
   )
   const api = HttpApiBuilder.api(HushApi).pipe(Layer.provide(handlers), Layer.provide(AuthenticationLive))
   return HttpApiBuilder.serve().pipe(
-    Layer.provide(Layer.mergeAll(localStorageRoutes, PageRoutes, HttpApiScalar.layer({ path: "/docs" }), EdgeLive)),
+    Layer.provide(Layer.mergeAll(storageRoutes, PageRoutes, HttpApiScalar.layer({ path: "/docs" }), EdgeLive)),
     Layer.provide(api),
     Layer.provide(Layer.succeed(ErrorsBaseUrl, `${options.publicBaseUrl}/errors`))
   )

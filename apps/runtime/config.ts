@@ -6,6 +6,8 @@ import { Config, Effect, Option } from "effect"
 import { resolve } from "node:path"
 
 export type StoreKind = "memory" | "embedded" | "postgres"
+/** Where file bytes live: the local disk of this node, or S3 (any S3-compatible store). */
+export type BlobStoreKind = "local" | "s3"
 
 export interface HushConfig {
   readonly port: number
@@ -14,6 +16,7 @@ export interface HushConfig {
   readonly env: string
   readonly store: StoreKind
   readonly databaseUrl: Option.Option<string>
+  readonly blobStore: BlobStoreKind
 }
 
 export const loadConfig = Effect.gen(function*() {
@@ -24,5 +27,7 @@ export const loadConfig = Effect.gen(function*() {
   const databaseUrl = yield* Config.option(Config.string("DATABASE_URL"))
   const requested = yield* Config.option(Config.literal("memory", "embedded", "postgres")("HUSH_STORE"))
   const store: StoreKind = Option.getOrElse(requested, () => (Option.isSome(databaseUrl) ? "postgres" : "embedded"))
-  return { port, dataDir, publicBaseUrl, env, store, databaseUrl } satisfies HushConfig
+  const s3Bucket = yield* Config.option(Config.string("S3_BUCKET"))
+  const blobStore: BlobStoreKind = Option.isSome(s3Bucket) && s3Bucket.value.trim() !== "" ? "s3" : "local"
+  return { port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore } satisfies HushConfig
 })

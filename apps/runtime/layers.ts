@@ -8,7 +8,8 @@ import { createReadStream } from "node:fs"
 import { join } from "node:path"
 import { FfmpegAudioProbe } from "../../adapters/ffmpeg/probe.js"
 import { TEST_MODE_SAMPLE_BITRATE_KBPS, TEST_MODE_SAMPLE_CONTENT_TYPE, TEST_MODE_SAMPLE_PATH } from "../../adapters/ffmpeg/sample.js"
-import { makeLocalStorage } from "../../adapters/local-storage/index.js"
+import { localStorageRoutes, makeLocalStorage } from "../../adapters/local-storage/index.js"
+import { layerFromEnv as S3BlobStoreFromEnv } from "../../adapters/s3/index.js"
 import { MemoryPersistence } from "../../adapters/memory/index.js"
 import { MemoryRateLimiter } from "../../adapters/memory/rate-limiter.js"
 import { RandomIds } from "../../adapters/webcrypto/ids.js"
@@ -46,8 +47,17 @@ export const persistenceLayer = (config: HushConfig) => {
   }
 }
 
-export const storageLayer = (config: HushConfig, keys: DeploymentKeys) =>
-  makeLocalStorage({ rootDir: join(config.dataDir, "blobs"), publicBaseUrl: config.publicBaseUrl, signingSecret: keys.signingSecret })
+/**
+ * The blob store and the HTTP routes it needs on this node: local disk serves its signed
+ * URLs under /storage; S3 serves them itself.
+ */
+export const storageLayers = (config: HushConfig, keys: DeploymentKeys) => {
+  if (config.blobStore === "s3") {
+    return { store: S3BlobStoreFromEnv.pipe(Layer.orDie), routes: Layer.empty }
+  }
+  const local = makeLocalStorage({ rootDir: join(config.dataDir, "blobs"), publicBaseUrl: config.publicBaseUrl, signingSecret: keys.signingSecret })
+  return { store: local, routes: localStorageRoutes.pipe(Layer.provide(local)) }
+}
 
 /** Everything the core's services need, for one process. */
 export const coreLayer = (
@@ -55,7 +65,7 @@ export const coreLayer = (
   keys: DeploymentKeys,
   options: { readonly runners: ReadonlyArray<string>; readonly limits?: Partial<Limits> }
 ) => {
-  const storage = storageLayer(config, keys)
+  const storage = storageLayers(config, keys).store
   return Layer.mergeAll(
     persistenceLayer(config),
     RandomIds,

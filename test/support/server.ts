@@ -18,7 +18,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { apiLayer } from "../../apps/api/server.js"
 import type { HushConfig } from "../../apps/runtime/config.js"
-import { coreLayer } from "../../apps/runtime/layers.js"
+import { coreLayer, storageLayers } from "../../apps/runtime/layers.js"
 import type { Limits } from "../../core/domain/limits.js"
 import { createAccountWithKeys } from "../../core/services/accounts.js"
 
@@ -46,14 +46,14 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const port = await freePort()
   const dataDir = mkdtempSync(join(tmpdir(), "hush-e2e-"))
   const baseUrl = `http://127.0.0.1:${port}`
-  const config: HushConfig = { port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none() }
+  const config: HushConfig = { port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none(), blobStore: "local" }
   const keys = { signingSecret: "e2e-signing-secret-0123456789abcdef", cursorKey: "e2e-cursor-key" }
   const baseCore = coreLayer(config, keys, { runners: options.runners ?? ["builtin"], limits: options.limits })
   // the override's services win over the originals (provideMerge keeps the later ones)
   const core: Layer.Layer<CoreServices> = options.override === undefined
     ? baseCore
     : Layer.provideMerge(options.override, baseCore) as Layer.Layer<CoreServices>
-  const server = apiLayer({ publicBaseUrl: baseUrl, env: "test", gpuConfigured: false }).pipe(
+  const server = apiLayer({ publicBaseUrl: baseUrl, env: "test", gpuConfigured: false }, storageLayers(config, keys).routes).pipe(
     Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
   )
   const app = Layer.provideMerge(server, core)
