@@ -1,5 +1,8 @@
 import { MemoryPersistence } from "../adapters/memory/index.js"
+import { lifecycleContract } from "./contracts/lifecycle.js"
 import { repositoryContracts } from "./contracts/repositories.js"
 
 // MemoryPersistence is a layer description: each test builds it afresh, so each gets an empty store.
 repositoryContracts("memory", () => MemoryPersistence)
+
+lifecycleContract("memory", () => MemoryPersistence)

@@ -19,26 +19,9 @@ import { cancelJob, createDenoiseJob, getJob, getOutputLink, listJobs } from "..
 import { claimNext, failJob, finishTestJob, heartbeat, recoverLapsedLeases, succeedJob } from "../core/services/worker.js"
 import { DAY, HOUR, SECOND } from "../core/time.js"
 import { coreEnvironment, TEST_SAMPLE } from "./support/env.js"
+import { riff, RiffProbe } from "./support/riff-probe.js"
 
 const MiB = 1024 * 1024
-
-/**
- * A test double of the AudioProbe port (real ffmpeg decoding is tested in ffmpeg-probe.test.ts).
- * It "decodes" a made-up format: bytes starting with `RIFF` last byteLength / 1000 seconds;
- * an empty upload or anything else is rejected. Like the real probe it reads the whole stream.
- */
-const RiffProbe = Layer.succeed(AudioProbe, {
-  probe: (input) =>
-    Effect.gen(function*() {
-      const chunks = Chunk.toReadonlyArray(yield* Stream.runCollect(input))
-      const all = Buffer.concat(chunks.map((c) => Buffer.from(c)))
-      if (all.length === 0) return yield* new AudioRejected({ reason: "empty", message: "the upload is empty" })
-      if (all.subarray(0, 4).toString("latin1") !== "RIFF") {
-        return yield* new AudioRejected({ reason: "undecodable", message: "the upload is not decodable audio" })
-      }
-      return { durationSeconds: all.length / 1000 }
-    })
-})
 
 type EnvOptions = Parameters<typeof coreEnvironment>[0]
 
@@ -47,14 +30,6 @@ type Env = Layer.Layer.Success<ReturnType<typeof environment>>
 
 /** Runs a test body on a fresh environment. */
 const run = <A, E>(body: Effect.Effect<A, E, Env>, options: EnvOptions = {}) => Effect.provide(body, environment(options))
-
-/** A `RIFF` "audio" of `seconds` × 1000 bytes. */
-const riff = (seconds: number) => {
-  const bytes = new Uint8Array(Math.round(seconds * 1000))
-  bytes.set([0x52, 0x49, 0x46, 0x46])
-  for (let i = 4; i < bytes.length; i++) bytes[i] = i % 251
-  return bytes
-}
 
 const signup = (options: { readonly creditMicros?: number; readonly email?: string } = {}) =>
   Effect.gen(function*() {

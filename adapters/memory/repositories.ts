@@ -5,6 +5,7 @@ import { IdempotencyRecord } from "../../core/domain/records.js"
 import {
   AccountRepo, FileRepo, IdempotencyRepo, JobRepo, KeyRepo, WalletRepo, type IdempotencyBegin, type JobListQuery
 } from "../../core/ports/repositories.js"
+import { LifecycleRepo } from "../../core/ports/lifecycle.js"
 import { MemoryDb, type MemoryState } from "./store.js"
 
 const values = <V>(map: HashMap.HashMap<string, V>): Array<V> => [...HashMap.values(map)]
@@ -168,3 +169,22 @@ export const MemoryIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(Me
 export const MemoryRepositories = Layer.mergeAll(
   MemoryAccountRepo, MemoryKeyRepo, MemoryFileRepo, MemoryJobRepo, MemoryWalletRepo, MemoryIdempotencyRepo
 )
+
+export const MemoryLifecycleRepo = Layer.effect(LifecycleRepo, Effect.map(MemoryDb, (db) => ({
+  sweepableFiles: (query) =>
+    db.read((s) =>
+      values(s.files)
+        .filter((f) =>
+          (f.status === "uploading" && f.uploadExpiresAt < query.uploadClosedBefore) ||
+          (f.status === "ready" && f.readyAt !== null && f.readyAt < query.readyBefore) ||
+          (f.status === "rejected" && f.rejectedAt !== null && f.rejectedAt < query.rejectedBefore))
+        .sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id))
+        .slice(0, query.limit)),
+  expiredOutputs: (query) =>
+    db.read((s) =>
+      values(s.jobs)
+        .filter((j) => j.status === "succeeded" && j.output !== null && j.output.deletedAt === null &&
+          j.finishedAt !== null && j.finishedAt < query.finishedBefore)
+        .sort((a, b) => a.finishedAt! - b.finishedAt! || a.id.localeCompare(b.id))
+        .slice(0, query.limit))
+})))

@@ -1,0 +1,54 @@
+/**
+ * The lifecycle sweeper (decisions.md, Files and Jobs): inputs are deleted 7 days after
+ * ready, rejected files 24 hours after rejection, outputs 7 days after success; a lapsed
+ * upload loses its multipart upload and stray bytes. Idempotent: a second pass finds nothing.
+ * Afterwards the API answers `404` for a purged file and `410 output_expired` for an output.
+ */
+import { Clock, Effect } from "effect"
+import { TestSample } from "../domain/deployment.js"
+import { LimitsConfig } from "../domain/limits.js"
+import { JobOutputRecord, JobRecord } from "../domain/records.js"
+import { BlobStore } from "../ports/blob-store.js"
+import { LifecycleRepo } from "../ports/lifecycle.js"
+import { FileRepo, JobRepo } from "../ports/repositories.js"
+
+const BATCH = 200
+
+export const sweepLifecycle = Effect.gen(function*() {
+  const limits = yield* LimitsConfig
+  const repo = yield* LifecycleRepo
+  const files = yield* FileRepo
+  const jobs = yield* JobRepo
+  const blobs = yield* BlobStore
+  const sample = yield* TestSample
+  const now = yield* Clock.currentTimeMillis
+  let purgedFiles = 0
+  let expiredOutputs = 0
+
+  const dueFiles = yield* repo.sweepableFiles({
+    // a lapsed upload keeps its record a while, so complete answers 409 upload_expired, not 404
+    uploadClosedBefore: now - limits.rejectedRetentionMs,
+    readyBefore: now - limits.readyRetentionMs,
+    rejectedBefore: now - limits.rejectedRetentionMs,
+    limit: BATCH
+  })
+  for (const file of dueFiles) {
+    if ((yield* jobs.countActiveForFile(file.id)) > 0) continue
+    if (file.multipart !== null) {
+      yield* blobs.abortMultipart({ key: file.storageKey, uploadId: file.multipart.uploadId })
+    }
+    yield* blobs.delete(file.storageKey)
+    yield* files.delete(file.id)
+    purgedFiles++
+  }
+
+  const dueOutputs = yield* repo.expiredOutputs({ finishedBefore: now - limits.outputRetentionMs, limit: BATCH })
+  for (const job of dueOutputs) {
+    if (job.output === null) continue
+    // every test-mode job shares the shipped sample: it is never deleted
+    if (job.output.storageKey !== sample.storageKey) yield* blobs.delete(job.output.storageKey)
+    yield* jobs.update(new JobRecord({ ...job, output: new JobOutputRecord({ ...job.output, deletedAt: now }) }))
+    expiredOutputs++
+  }
+  return { purgedFiles, expiredOutputs }
+})
