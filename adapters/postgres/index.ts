@@ -18,6 +18,7 @@ export * from "./errors.js"
 export { migrate, MIGRATIONS, MIGRATIONS_TABLE, PostgresMigrations } from "./migrations.js"
 export * from "./repositories.js"
 export * from "./transactor.js"
+export * from "./verify.js"
 
 /** All repositories and the Transactor, after the migrations ran. Requires SqlClient. */
 export const PostgresPersistence = Layer.mergeAll(PostgresRepositories, PostgresTransactor).pipe(

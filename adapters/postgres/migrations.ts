@@ -16,12 +16,14 @@ import * as Migrator from "@effect/sql/Migrator"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer } from "effect"
 import initial from "./migrations/0001_initial.js"
+import lifecycle from "./migrations/0002_lifecycle.js"
 
 export const MIGRATIONS_TABLE = "effect_sql_migrations"
 
 /** Every migration, by `NNNN_name`. Append only. */
 export const MIGRATIONS: Record<string, Effect.Effect<unknown, unknown, SqlClient.SqlClient>> = {
-  "0001_initial": initial
+  "0001_initial": initial,
+  "0002_lifecycle": lifecycle
 }
 
 for (const key of Object.keys(MIGRATIONS)) {
@@ -41,7 +43,7 @@ export const migrate: Effect.Effect<
   SqlClient.SqlClient
 > = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  if (process.env.NO_BOOT === undefined) yield* sql.withTransaction(Effect.zipRight(
+  yield* sql.withTransaction(Effect.zipRight(
     sql`SELECT pg_advisory_xact_lock(${BOOTSTRAP_LOCK})`,
     sql.unsafe(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (
       migration_id integer PRIMARY KEY,

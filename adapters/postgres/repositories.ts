@@ -16,6 +16,7 @@ import type { AccountRecord, HoldRecord, KeyRecord, LotRecord } from "../../core
 import {
   AccountRepo, FileRepo, IdempotencyRepo, JobRepo, KeyRepo, WalletRepo, type IdempotencyBegin
 } from "../../core/ports/repositories.js"
+import { LifecycleRepo } from "../../core/ports/lifecycle.js"
 import { orFault, refuse } from "./errors.js"
 import {
   ACCOUNT_COLUMNS, drawsJson, ENTRY_COLUMNS, FILE_COLUMNS, fileParams, HOLD_COLUMNS, IDEMPOTENCY_COLUMNS, int,
@@ -381,7 +382,33 @@ export const PostgresIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(
     ))
 })))
 
+// ──────────────────────────────────────────────────────────────── lifecycle
+
+export const PostgresLifecycleRepo = Layer.effect(LifecycleRepo, Effect.map(makeSql, (q) => ({
+  sweepableFiles: (query) =>
+    q.many(
+      "LifecycleRepo.sweepableFiles",
+      `SELECT ${FILE_COLUMNS} FROM files
+        WHERE (status = 'uploading' AND upload_expires_at < $1)
+           OR (status = 'ready' AND ready_at < $2)
+           OR (status = 'rejected' AND rejected_at < $3)
+        ORDER BY created_at, id LIMIT $4`,
+      [query.uploadClosedBefore, query.readyBefore, query.rejectedBefore, query.limit],
+      toFile
+    ),
+  expiredOutputs: (query) =>
+    q.many(
+      "LifecycleRepo.expiredOutputs",
+      `SELECT ${JOB_COLUMNS} FROM jobs
+        WHERE status = 'succeeded' AND output_storage_key IS NOT NULL AND output_deleted_at IS NULL AND finished_at < $1
+        ORDER BY finished_at, id LIMIT $2`,
+      [query.finishedBefore, query.limit],
+      toJob
+    )
+})))
+
 /** Every repository port over the SqlClient in context. */
 export const PostgresRepositories = Layer.mergeAll(
-  PostgresAccountRepo, PostgresKeyRepo, PostgresFileRepo, PostgresJobRepo, PostgresWalletRepo, PostgresIdempotencyRepo
+  PostgresAccountRepo, PostgresKeyRepo, PostgresFileRepo, PostgresJobRepo, PostgresWalletRepo, PostgresIdempotencyRepo,
+  PostgresLifecycleRepo
 )

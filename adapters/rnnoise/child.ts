@@ -41,7 +41,12 @@ export const spawnChild = (command: string, args: ReadonlyArray<string>) =>
         child.stderr.on("data", (chunk: Buffer) => { stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_TAIL) })
         return { child, closed, stderr: () => stderr }
       }),
-      ({ child }) => Effect.sync(() => kill(child))
+      ({ child }) =>
+        Effect.sync(() => {
+          kill(child)
+          child.stdin.destroy()
+          child.stdout.destroy()
+        })
     ),
     ({ child, closed, stderr }): Child => ({
       stdin: child.stdin,
@@ -52,10 +57,9 @@ export const spawnChild = (command: string, args: ReadonlyArray<string>) =>
     })
   )
 
+/** Its stdout then ends as usual (an EOF, not an error), so that a reader sees the end. */
 const kill = (child: ChildProcess) => {
   if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-  child.stdin?.destroy()
-  child.stdout?.destroy()
 }
 
 /** A Readable as a Stream: the async iterator pauses the pipe until the next pull. */

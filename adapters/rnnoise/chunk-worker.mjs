@@ -1,8 +1,17 @@
-// Entry point of the chunk pool's worker threads. A worker starts from a file Node can load
-// by itself, so this one is JavaScript. Under `tsx` the TypeScript loader is inherited
-// through execArgv, under vitest it is not: registering tsx here makes chunk-worker.ts
-// importable in both (registering twice is harmless).
-import { register } from "tsx/esm/api"
+// Worker-thread side of the chunk pool (pool.ts): denoises one chunk per message.
+// Plain JavaScript, like engine.mjs, so that Node loads it without a TypeScript loader
+// (under tsx, vitest or compiled alike).
+// Request: { id, pcm: Float32Array, channels, skip, take }. Reply: { id, out } or { id, error }.
+import { parentPort } from "node:worker_threads"
+import { denoiseChunk } from "./engine.mjs"
 
-register()
-await import("./chunk-worker.ts")
+if (parentPort === null) throw new Error("chunk-worker.mjs runs in a worker thread")
+
+parentPort.on("message", (request) => {
+  try {
+    const out = denoiseChunk(request.pcm, request.channels, request.skip, request.take)
+    parentPort.postMessage({ id: request.id, out }, [out.buffer])
+  } catch (error) {
+    parentPort.postMessage({ id: request.id, error: error instanceof Error ? error.stack ?? error.message : String(error) })
+  }
+})

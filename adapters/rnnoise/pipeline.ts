@@ -11,7 +11,7 @@ import { Effect, Fiber, Option, Stream } from "effect"
 import { ProviderFailure } from "../../core/ports/denoise-provider.js"
 import { AUDIO_DEMUXERS } from "../ffmpeg/probe.js"
 import { feed, firstError, spawnChild, unexpected } from "./child.js"
-import { Denoiser, FRAME_SIZE, MODEL_DELAY, SAMPLE_RATE } from "./engine.js"
+import { Denoiser, FRAME_SIZE, MODEL_DELAY, SAMPLE_RATE } from "./engine.mjs"
 import { ChunkCutter, FloatFrames, isFloatPcm, parseWavHeader } from "./pcm.js"
 import type { ChunkPool } from "./pool.js"
 

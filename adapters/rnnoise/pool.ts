@@ -1,17 +1,25 @@
 /**
- * A fixed set of worker threads that denoise chunks (chunk-worker.ts). Threads start on
+ * A fixed set of worker threads that denoise chunks (chunk-worker.mjs). Threads start on
  * first use and are terminated when the pool's scope closes. A task that is interrupted
  * while queued is dropped; one already running finishes and its result is discarded.
  */
 import { Worker } from "node:worker_threads"
 import { Effect } from "effect"
-import type { ChunkReply, ChunkRequest } from "./chunk-worker.js"
 import type { ChunkTask } from "./pcm.js"
 
 export interface ChunkPool {
   readonly size: number
   readonly run: (task: ChunkTask) => Effect.Effect<Float32Array>
 }
+
+/** The messages of chunk-worker.mjs. */
+interface ChunkRequest extends ChunkTask {
+  readonly id: number
+}
+
+type ChunkReply =
+  | { readonly id: number; readonly out: Float32Array }
+  | { readonly id: number; readonly error: string }
 
 interface Pending {
   readonly request: ChunkRequest

@@ -16,7 +16,11 @@ import {
   ModelList, OutputLink, PublicStatus
 } from "../../core/schema/index.js"
 import { CurrentCaller } from "../../core/services/caller.js"
+import { STRICT } from "./edge/strict.js"
 import { describeProblems } from "./openapi.js"
+
+/** JSON bodies are decoded strictly (edge/strict.ts): an unknown field is `422 invalid_request`. */
+const strict = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ parseOptions: STRICT }) as S
 
 /** Bearer API key → the calling account, mode and scopes. */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
@@ -45,7 +49,7 @@ const keyed = <G extends HttpApiGroup.HttpApiGroup.Any>(group: G) => group
 export const FilesGroup = HttpApiGroup.make("files")
   .add(
     HttpApiEndpoint.post("createFile", "/v1/files")
-      .setPayload(CreateIn)
+      .setPayload(strict(CreateIn))
       .addSuccess(CreateOut, { status: 201 })
       .addError(UnsupportedMediaType, { status: 415 })
       .addError(FileTooLarge, { status: 413 })
@@ -81,7 +85,7 @@ export const FilesGroup = HttpApiGroup.make("files")
 export const JobsGroup = HttpApiGroup.make("jobs")
   .add(
     HttpApiEndpoint.post("createDenoiseJob", "/v1/audio/denoise")
-      .setPayload(DenoiseIn)
+      .setPayload(strict(DenoiseIn))
       .addSuccess(Job, { status: 202 })
       .addError(FileNotReady, { status: 409 })
       .addError(ModelNotAvailable, { status: 422 })
@@ -91,7 +95,9 @@ export const JobsGroup = HttpApiGroup.make("jobs")
       .addError(AccountSuspended, { status: 403 })
       .addError(IdempotencyKeyReused, { status: 409 })
   )
-  .add(HttpApiEndpoint.get("listJobs", "/v1/jobs").setUrlParams(JobListParams).addSuccess(JobPage))
+  // a fresh struct of the same fields: with its identifier, the description would show a
+  // reference instead of the query parameters
+  .add(HttpApiEndpoint.get("listJobs", "/v1/jobs").setUrlParams(Schema.Struct(JobListParams.fields)).addSuccess(JobPage))
   .add(HttpApiEndpoint.get("getJob")`/v1/jobs/${jobId}`.addSuccess(Job))
   .add(
     HttpApiEndpoint.post("cancelJob")`/v1/jobs/${jobId}/cancel`
@@ -122,6 +128,8 @@ export const HushApi = HttpApi.make("hush")
   .addError(InsufficientScope, { status: 403 })
   .addError(RequestTooLarge, { status: 413 })
   .addError(InternalError, { status: 500 })
+  // CompleteIn is referenced by the complete endpoint's hand-written request body
+  .annotate(HttpApi.AdditionalSchemas, [CompleteIn])
   .annotate(OpenApi.Transform, describeProblems)
   .annotate(OpenApi.Title, "Hush audio denoising API")
   .annotate(OpenApi.Version, "1.0.0")

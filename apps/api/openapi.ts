@@ -35,10 +35,20 @@ const RETRY_AFTER = { "Retry-After": { description: "Seconds to wait before retr
 
 const UNLIMITED = new Set(["/v1/health"])
 
-export const problemDetailsSchema = (): Json => {
-  const schema = JSONSchema.make(ProblemDetails) as Json
-  delete schema.$schema
-  return schema
+/**
+ * ProblemDetails as a component schema: its definitions (e.g. `Int`) are referenced under
+ * `#/components/schemas/`, where they are added, not under a `$defs` of its own (a `#/$defs/…`
+ * reference would point at the document root, where nothing is).
+ */
+export const problemDetailsSchema = (): { readonly schema: Json; readonly definitions: Json } => {
+  const definitions: Json = {}
+  const schema = JSONSchema.fromAST(ProblemDetails.ast, {
+    definitions,
+    definitionPath: "#/components/schemas/",
+    target: "openApi3.1",
+    topLevelReferenceStrategy: "skip"
+  }) as Json
+  return { schema, definitions }
 }
 
 /** Statuses every operation can answer, besides what its handlers declare. */
@@ -54,7 +64,9 @@ export const describeProblems = (spec: Json): Json => {
   spec.openapi = "3.1.0"
   spec.components ??= {}
   spec.components.schemas ??= {}
-  spec.components.schemas.ProblemDetails = problemDetailsSchema()
+  const problem = problemDetailsSchema()
+  for (const [name, definition] of Object.entries(problem.definitions)) spec.components.schemas[name] ??= definition
+  spec.components.schemas.ProblemDetails = problem.schema
   for (const [path, item] of Object.entries<Json>(spec.paths ?? {})) {
     for (const [method, operation] of Object.entries<Json>(item)) {
       if (typeof operation !== "object" || operation === null || !("responses" in operation)) continue
@@ -64,7 +76,10 @@ export const describeProblems = (spec: Json): Json => {
         ...Object.keys(responses).map(Number).filter((s) => s >= 400),
         ...commonStatuses(path, method, keyed)
       ])
+      // the public group declares 429 for all its endpoints; health is never limited
+      if (UNLIMITED.has(path)) statuses.delete(429)
       for (const status of statuses) responses[String(status)] = problemResponse(status)
+      if (UNLIMITED.has(path)) delete responses["429"]
       for (const [status, response] of Object.entries<Json>(responses)) {
         const headers: Json = { "X-Request-Id": REQUEST_ID_HEADER }
         if (!UNLIMITED.has(path)) Object.assign(headers, RATE_HEADERS)

@@ -11,6 +11,8 @@ import { TEST_MODE_SAMPLE_BITRATE_KBPS, TEST_MODE_SAMPLE_CONTENT_TYPE, TEST_MODE
 import { localStorageRoutes, makeLocalStorage } from "../../adapters/local-storage/index.js"
 import { layerFromEnv as S3BlobStoreFromEnv } from "../../adapters/s3/index.js"
 import { MemoryPersistence } from "../../adapters/memory/index.js"
+import { pgliteLayer } from "../../adapters/pglite/index.js"
+import { postgresLayerFromUrl } from "../../adapters/postgres/index.js"
 import { MemoryRateLimiter } from "../../adapters/memory/rate-limiter.js"
 import { RandomIds } from "../../adapters/webcrypto/ids.js"
 import { DEFAULT_MODEL_DEFINITIONS, makeCatalog, ModelCatalog } from "../../core/domain/catalog.js"
@@ -36,16 +38,25 @@ export const TestSampleLive = Layer.effect(TestSample, Effect.gen(function*() {
   return { storageKey: SAMPLE_STORAGE_KEY, sizeBytes, bitrateKbps: TEST_MODE_SAMPLE_BITRATE_KBPS, format: "mp3" as const }
 }).pipe(Effect.orDie))
 
-export const persistenceLayer = (config: HushConfig) => {
+/**
+ * The repositories: PostgreSQL when DATABASE_URL is set, else PGlite persisted in
+ * DATA_DIR/db (one process), or memory for tests and HUSH_STORE=memory.
+ */
+export const persistenceLayer = (config: HushConfig): Layer.Layer<Persistence> => {
   switch (config.store) {
     case "memory":
       return MemoryPersistence
     case "embedded":
+      return pgliteLayer({ dataDir: join(config.dataDir, "db") }).pipe(Layer.orDie)
     case "postgres":
-      // the persistent stores arrive with adapters/pglite and adapters/postgres
-      return MemoryPersistence
+      return Option.match(config.databaseUrl, {
+        onNone: () => Layer.die(new Error("HUSH_STORE=postgres needs DATABASE_URL")),
+        onSome: (url) => postgresLayerFromUrl(url).pipe(Layer.orDie)
+      })
   }
 }
+
+type Persistence = Layer.Layer.Success<typeof MemoryPersistence>
 
 /**
  * The blob store and the HTTP routes it needs on this node: local disk serves its signed

@@ -86,21 +86,32 @@ const fixtureDir = mkdtempSync(join(tmpdir(), "hush-e2e-fixtures-"))
 process.on("exit", () => rmSync(fixtureDir, { recursive: true, force: true }))
 const fixtures = new Map<string, Uint8Array>()
 
-/** A sine tone made by ffmpeg: `wav` (8 kHz mono PCM) or `mp3`. Cached per process. */
-export const tone = (seconds: number, format: "wav" | "mp3" = "wav"): Uint8Array => {
-  const name = `tone-${seconds}.${format}`
+const ffmpegFixture = (name: string, args: ReadonlyArray<string>): Uint8Array => {
   const cached = fixtures.get(name)
   if (cached !== undefined) return cached
   const path = join(fixtureDir, name)
-  const codec = format === "wav" ? ["-c:a", "pcm_s16le"] : ["-c:a", "libmp3lame", "-b:a", "32k"]
-  execFileSync("ffmpeg", [
-    "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", `sine=frequency=440:sample_rate=8000:duration=${seconds}`,
-    "-ac", "1", ...codec, path
-  ])
+  execFileSync("ffmpeg", ["-hide_banner", "-loglevel", "error", "-y", ...args, path])
   const bytes = new Uint8Array(readFileSync(path))
   fixtures.set(name, bytes)
   return bytes
 }
+
+const CODECS = {
+  wav: ["-c:a", "pcm_s16le"],
+  mp3: ["-c:a", "libmp3lame", "-b:a", "32k"],
+  // AAC in MP4 with the index (moov) at the end, as ffmpeg writes it by default
+  m4a: ["-c:a", "aac", "-b:a", "32k", "-f", "mp4"]
+} as const
+
+/** A sine tone made by ffmpeg: `wav` (8 kHz mono PCM), `mp3` or `m4a`. Cached per process. */
+export const tone = (seconds: number, format: keyof typeof CODECS = "wav"): Uint8Array =>
+  ffmpegFixture(`tone-${seconds}.${format}`, [
+    "-f", "lavfi", "-i", `sine=frequency=440:sample_rate=8000:duration=${seconds}`, "-ac", "1", ...CODECS[format]
+  ])
+
+/** A short MP4 with a video stream and no audio stream. */
+export const silentVideo = (): Uint8Array =>
+  ffmpegFixture("silent.mp4", ["-f", "lavfi", "-i", "testsrc=size=32x32:rate=5:duration=0.4", "-c:v", "mpeg4", "-an", "-f", "mp4"])
 
 /** Deterministic bytes that are no audio format. */
 export const junk = (size: number, seed = 7): Uint8Array => {

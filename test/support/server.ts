@@ -7,10 +7,10 @@
  * runners this deployment has; `[]` retires every model), `clock` (a Clock every fiber of
  * the server reads, e.g. test/support/clock.ts), and `override` (a layer built on top of the
  * core's services whose outputs replace them, e.g. a failing RateLimiter or a dying repo; it
- * may read the originals to wrap them).
+ * may read the originals to wrap them), `logLevel`.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { type Clock, Effect, Layer, ManagedRuntime, Option } from "effect"
+import { type Clock, Effect, Layer, Logger, type LogLevel, ManagedRuntime, Option } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -40,6 +40,8 @@ export interface TestServerOptions {
   readonly runners?: ReadonlyArray<string>
   readonly clock?: Clock.Clock
   readonly override?: Layer.Layer<any, never, CoreServices>
+  /** The least severe log level printed (e.g. `LogLevel.None` where failures are provoked on purpose). */
+  readonly logLevel?: LogLevel.LogLevel
 }
 
 export const startTestServer = async (options: TestServerOptions = {}) => {
@@ -56,9 +58,12 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const server = apiLayer({ publicBaseUrl: baseUrl, env: "test", gpuConfigured: false }, storageLayers(config, keys).routes).pipe(
     Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
   )
-  const app = Layer.provideMerge(server, core)
-  // the clock goes in below everything, so the fibers the server forks inherit it
-  const runtime = ManagedRuntime.make(options.clock === undefined ? app : app.pipe(Layer.provide(Layer.setClock(options.clock))))
+  // the clock and log level go in below everything, so the fibers the server forks inherit them
+  const settings = Layer.mergeAll(
+    options.clock === undefined ? Layer.empty : Layer.setClock(options.clock),
+    options.logLevel === undefined ? Layer.empty : Logger.minimumLogLevel(options.logLevel)
+  )
+  const runtime = ManagedRuntime.make(Layer.provideMerge(server, core).pipe(Layer.provide(settings)))
   await runtime.runPromise(Effect.void)
   return {
     baseUrl,

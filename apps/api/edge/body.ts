@@ -10,6 +10,9 @@ import type { RouteInfo } from "./routes.js"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
+/** How much of an undeclared-length body is read to answer it `413` (the platform's own default). */
+const READ_LIMIT_BYTES = 10 * MAX_BODY_BYTES
+
 const tooLarge = () => new RequestTooLarge({ detail: `the request body is over ${MAX_BODY_BYTES} bytes (1 MiB)` })
 
 const isJsonType = (contentType: string | undefined) =>
@@ -21,8 +24,12 @@ export const readBody = (request: HttpServerRequest.HttpServerRequest, route: Ro
     const declared = request.headers["content-length"]
     if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) return yield* tooLarge()
     if (request.method === "GET" || request.method === "DELETE") return ""
+    // A body without Content-Length (chunked) is only known to be too large once read. The
+    // platform destroys the socket when its read limit is hit, so no answer could be sent:
+    // the limit here is higher, and the 1 MiB rule is applied to what was read (below).
+    // Only a body over READ_LIMIT_BYTES still ends with the connection reset.
     const text = yield* request.text.pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
+      HttpIncomingMessage.withMaxBodySize(Option.some(READ_LIMIT_BYTES)),
       Effect.mapError(() => tooLarge())
     )
     if (new TextEncoder().encode(text).length > MAX_BODY_BYTES) return yield* tooLarge()

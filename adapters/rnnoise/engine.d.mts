@@ -1,0 +1,42 @@
+/** RNNoise consumes and produces 10 ms frames at 48 kHz. */
+export declare const SAMPLE_RATE: 48000
+export declare const FRAME_SIZE: 480
+/** Output lags input by this many samples with the newer weights (measured in test/rnnoise-engine.test.ts). */
+export declare const MODEL_DELAY: 960
+
+/** The low-level API of the Emscripten module, as used here. */
+export interface RnnoiseModule {
+  readonly HEAPF32: Float32Array
+  readonly calledRun?: boolean
+  _malloc(bytes: number): number
+  _free(pointer: number): void
+  _rnnoise_create(model: number): number
+  _rnnoise_destroy(state: number): void
+  /** Denoises one frame of 480 floats in the 16-bit range (in and out may be the same buffer); answers the voice probability. */
+  _rnnoise_process_frame(state: number, out: number, input: number): number
+}
+
+/** The thread's WebAssembly instance, built on first use (about 15 ms). */
+export declare const rnnoiseModule: () => RnnoiseModule
+
+/**
+ * Streaming denoiser for `channels` interleaved channels of floats in −1…1. `push` whole
+ * sample frames (a multiple of `channels` values); each call answers the output that is
+ * ready, and `end` the rest, so that the concatenated output is exactly as long as the input
+ * and aligned with it. `close` frees the model's memory.
+ */
+export declare class Denoiser {
+  readonly channels: number
+  constructor(channels: number)
+  push(input: Float32Array): Float32Array
+  end(): Float32Array
+  close(): void
+}
+
+/**
+ * Denoises a chunk cut from a longer recording: `pcm` holds `skip` sample frames of warm-up
+ * (audio just before the chunk, whose output is discarded), the chunk's `take` sample frames,
+ * then look-ahead (audio just after it, at least MODEL_DELAY when there is any) so that the
+ * chunk's last output samples are computed from the real audio that follows, not silence.
+ */
+export declare const denoiseChunk: (pcm: Float32Array, channels: number, skip: number, take: number) => Float32Array

@@ -1,0 +1,144 @@
+// RNNoise (newer, 0.2-style weights from `@jitsi/rnnoise-wasm/dist/rnnoise-sync.js`) over
+// interleaved float PCM at 48 kHz. One WebAssembly instance per thread, one model state per
+// channel. The output is aligned with the input (the model's delay is trimmed) and exactly
+// as long as it (the tail is flushed with silence).
+//
+// Plain JavaScript (types in engine.d.mts) because worker threads load it as is: a
+// TypeScript loader in every thread would cost ~50 MB and ~200 ms each.
+import createRnnoiseModule from "@jitsi/rnnoise-wasm/dist/rnnoise-sync.js"
+
+export const SAMPLE_RATE = 48_000
+export const FRAME_SIZE = 480
+export const MODEL_DELAY = 960
+
+// RNNoise works on floats in the 16-bit range; fed −1…1 it barely acts.
+const SCALE = 32768
+const MAX_IN = 32767
+
+let instance
+
+export const rnnoiseModule = () => {
+  if (instance === undefined) {
+    // The sync build compiles its embedded WebAssembly during the call.
+    const module = createRnnoiseModule()
+    if (typeof module._rnnoise_create !== "function" || module.calledRun !== true) {
+      throw new Error("the RNNoise WebAssembly module did not initialise synchronously")
+    }
+    instance = module
+  }
+  return instance
+}
+
+export class Denoiser {
+  #module = rnnoiseModule()
+  #states = []
+  #buffers = []
+  /** Input of the frame being filled, per channel, already scaled. */
+  #pending = []
+  #filled = 0
+  #skip = MODEL_DELAY
+  #inputSamples = 0
+  #outputSamples = 0
+  #closed = false
+
+  constructor(channels) {
+    if (!Number.isInteger(channels) || channels < 1) throw new Error(`invalid channel count ${channels}`)
+    this.channels = channels
+    for (let c = 0; c < channels; c++) {
+      this.#states.push(this.#module._rnnoise_create(0))
+      this.#buffers.push(this.#module._malloc(FRAME_SIZE * 4))
+      this.#pending.push(new Float32Array(FRAME_SIZE))
+    }
+  }
+
+  push(input) {
+    if (input.length % this.channels !== 0) throw new Error("input must hold whole sample frames")
+    this.#inputSamples += input.length / this.channels
+    return this.#consume(input, input.length / this.channels)
+  }
+
+  end() {
+    const missing = this.#inputSamples - this.#outputSamples
+    if (missing <= 0) return new Float32Array(0)
+    // Whatever is pending, MODEL_DELAY + FRAME_SIZE of silence completes every output.
+    const pad = MODEL_DELAY + FRAME_SIZE
+    return this.#consume(new Float32Array(pad * this.channels), pad).subarray(0, missing * this.channels)
+  }
+
+  close() {
+    if (this.#closed) return
+    this.#closed = true
+    for (let c = 0; c < this.channels; c++) {
+      this.#module._rnnoise_destroy(this.#states[c])
+      this.#module._free(this.#buffers[c])
+    }
+  }
+
+  #consume(input, samples) {
+    if (this.#closed) throw new Error("the denoiser is closed")
+    const channels = this.channels
+    const frames = Math.floor((this.#filled + samples) / FRAME_SIZE)
+    const out = new Float32Array(Math.max(0, frames * FRAME_SIZE - this.#skip) * channels)
+    // Read after the mallocs: a heap growth replaces the view.
+    const heap = this.#module.HEAPF32
+    let read = 0 // sample frames of `input` consumed
+    let written = 0 // sample frames of `out` written
+    for (let f = 0; f < frames; f++) {
+      const take = FRAME_SIZE - this.#filled
+      const drop = Math.min(this.#skip, FRAME_SIZE)
+      for (let c = 0; c < channels; c++) {
+        const pointer = this.#buffers[c]
+        const base = pointer >> 2
+        if (this.#filled > 0) heap.set(this.#pending[c].subarray(0, this.#filled), base)
+        for (let i = 0, j = read * channels + c, k = base + this.#filled; i < take; i++, j += channels, k++) {
+          const v = input[j] * SCALE
+          heap[k] = v > MAX_IN ? MAX_IN : v < -SCALE ? -SCALE : v
+        }
+        this.#module._rnnoise_process_frame(this.#states[c], pointer, pointer)
+        for (let i = drop, j = written * channels + c, k = base + drop; i < FRAME_SIZE; i++, j += channels, k++) {
+          const v = heap[k] / SCALE
+          out[j] = v > 1 ? 1 : v < -1 ? -1 : v
+        }
+      }
+      read += take
+      written += FRAME_SIZE - drop
+      this.#skip -= drop
+      this.#filled = 0
+    }
+    // Keep the partial frame for the next call.
+    const rest = samples - read
+    for (let c = 0; c < channels; c++) {
+      const pending = this.#pending[c]
+      for (let i = 0, j = read * channels + c; i < rest; i++, j += channels) {
+        const v = input[j] * SCALE
+        pending[this.#filled + i] = v > MAX_IN ? MAX_IN : v < -SCALE ? -SCALE : v
+      }
+    }
+    this.#filled += rest
+    this.#outputSamples += written
+    return out
+  }
+}
+
+export const denoiseChunk = (pcm, channels, skip, take) => {
+  const denoiser = new Denoiser(channels)
+  const out = new Float32Array(take * channels)
+  let produced = 0 // sample frames of output so far
+  // Copies the part of `piece` that falls in [skip, skip + take) of the whole output.
+  const keep = (piece) => {
+    const frames = piece.length / channels
+    const from = Math.max(skip, produced)
+    const to = Math.min(skip + take, produced + frames)
+    if (to > from) out.set(piece.subarray((from - produced) * channels, (to - produced) * channels), (from - skip) * channels)
+    produced += frames
+  }
+  try {
+    // A second at a time: the only full-size buffers are the chunk and its output.
+    const step = SAMPLE_RATE * channels
+    for (let at = 0; at < pcm.length; at += step) keep(denoiser.push(pcm.subarray(at, Math.min(pcm.length, at + step))))
+    keep(denoiser.end())
+    return out
+  } finally {
+    denoiser.close()
+  }
+}

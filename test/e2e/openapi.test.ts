@@ -1,0 +1,139 @@
+/**
+ * The machine-readable description (GET /v1/openapi.json) and the browsable reference (/docs).
+ */
+import { Validator } from "@seriousme/openapi-schema-validator"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startTestServer, type TestServer } from "../support/server.js"
+
+/** The spec's Endpoints table: method, path, success status. */
+const ENDPOINTS: ReadonlyArray<readonly [string, string, string]> = [
+  ["post", "/v1/audio/denoise", "202"],
+  ["get", "/v1/credits", "200"],
+  ["post", "/v1/files", "201"],
+  ["get", "/v1/files/{file_id}", "200"],
+  ["delete", "/v1/files/{file_id}", "204"],
+  ["post", "/v1/files/{file_id}/complete", "202"],
+  ["get", "/v1/health", "200"],
+  ["get", "/v1/jobs", "200"],
+  ["get", "/v1/jobs/{job_id}", "200"],
+  ["post", "/v1/jobs/{job_id}/cancel", "200"],
+  ["get", "/v1/jobs/{job_id}/output", "200"],
+  ["get", "/v1/me", "200"],
+  ["get", "/v1/models", "200"],
+  ["get", "/v1/models/{provider}/{model}", "200"],
+  ["get", "/v1/status", "200"]
+]
+
+const PUBLIC = new Set(["/v1/health", "/v1/models", "/v1/models/{provider}/{model}", "/v1/status"])
+
+const refsOf = (node: unknown, found: Set<string> = new Set()): Set<string> => {
+  if (Array.isArray(node)) node.forEach((n) => refsOf(n, found))
+  else if (typeof node === "object" && node !== null) {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "$ref" && typeof value === "string") found.add(value)
+      else refsOf(value, found)
+    }
+  }
+  return found
+}
+
+describe("OpenAPI description", () => {
+  let server: TestServer
+  let spec: any
+  beforeAll(async () => {
+    server = await startTestServer()
+    const response = await fetch(`${server.baseUrl}/v1/openapi.json`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get("content-type")).toMatch(/^application\/json/)
+    expect(response.headers.get("x-request-id")).toMatch(/^req_/)
+    spec = await response.json()
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  it("is a valid OpenAPI 3.1 document, version 1.0.0", async () => {
+    const validator = new Validator()
+    const result = await validator.validate(structuredClone(spec))
+    expect(result.errors).toBeUndefined()
+    expect(result.valid).toBe(true)
+    expect(validator.version).toBe("3.1")
+    expect(spec.openapi).toBe("3.1.0")
+    expect(spec.info.version).toBe("1.0.0")
+    expect(typeof spec.info.title).toBe("string")
+  })
+
+  it("has every reference resolvable inside the document", () => {
+    for (const ref of refsOf(spec)) {
+      expect(ref, ref).toMatch(/^#\//)
+      const target = ref.slice(2).split("/").reduce((node: any, part) => node?.[part.replace(/~1/g, "/").replace(/~0/g, "~")], spec)
+      expect(target, `dangling ${ref}`).toBeDefined()
+    }
+  })
+
+  it("lists exactly the 15 endpoints with their success statuses", () => {
+    const listed: Array<string> = []
+    for (const [path, item] of Object.entries<any>(spec.paths)) {
+      for (const method of Object.keys(item)) {
+        if (["get", "post", "put", "patch", "delete"].includes(method)) listed.push(`${method} ${path}`)
+      }
+    }
+    expect(listed.sort()).toEqual(ENDPOINTS.map(([m, p]) => `${m} ${p}`).sort())
+    for (const [method, path, status] of ENDPOINTS) {
+      const operation = spec.paths[path][method]
+      const successes = Object.keys(operation.responses).filter((s) => s.startsWith("2"))
+      expect(successes, `${method} ${path}`).toEqual([status])
+      // keyed endpoints carry the bearer security, public ones none
+      const keyed = Array.isArray(operation.security) && operation.security.length > 0
+      expect(keyed, `${method} ${path}`).toBe(!PUBLIC.has(path))
+    }
+    const scheme = Object.values<any>(spec.components.securitySchemes)[0]
+    expect(scheme).toMatchObject({ type: "http", scheme: "bearer" })
+  })
+
+  it("describes every error response as application/problem+json", () => {
+    const problem = spec.components.schemas.ProblemDetails
+    expect(problem.required).toEqual(expect.arrayContaining(["type", "title", "status", "detail", "code", "request_id"]))
+    for (const [method, path] of ENDPOINTS) {
+      const responses = spec.paths[path][method].responses
+      const errors = Object.keys(responses).filter((s) => Number(s) >= 400)
+      expect(errors.length, `${method} ${path}`).toBeGreaterThan(0)
+      for (const status of errors) {
+        expect(Object.keys(responses[status].content), `${method} ${path} ${status}`).toEqual(["application/problem+json"])
+        expect(responses[status].content["application/problem+json"].schema).toEqual({ $ref: "#/components/schemas/ProblemDetails" })
+      }
+      expect(responses["400"]).toBeDefined()
+      expect(responses["405"]).toBeDefined()
+      expect(responses["500"]).toBeDefined()
+      if (!PUBLIC.has(path)) {
+        expect(responses["401"], `${method} ${path}`).toBeDefined()
+        expect(responses["403"], `${method} ${path}`).toBeDefined()
+      }
+      // every response documents X-Request-Id
+      for (const response of Object.values<any>(responses)) expect(response.headers?.["X-Request-Id"]).toBeDefined()
+    }
+    // the statuses the handlers can answer are listed where they occur
+    const denoise = spec.paths["/v1/audio/denoise"].post.responses
+    for (const status of ["402", "403", "404", "409", "413", "422", "429"]) expect(denoise[status], status).toBeDefined()
+    expect(spec.paths["/v1/jobs/{job_id}/output"].get.responses["410"]).toBeDefined()
+    expect(spec.paths["/v1/files"].post.responses["415"]).toBeDefined()
+    expect(spec.paths["/v1/health"].get.responses["429"]).toBeUndefined()
+  })
+
+  it("describes the request bodies and the job list's query parameters", () => {
+    const body = (path: string) => spec.paths[path].post.requestBody
+    expect(body("/v1/files").required).toBe(true)
+    expect(Object.keys(body("/v1/files").content)).toEqual(["application/json"])
+    expect(body("/v1/audio/denoise").required).toBe(true)
+    expect(body("/v1/files/{file_id}/complete").required).toBe(false)
+    const params = spec.paths["/v1/jobs"].get.parameters.map((p: any) => `${p.in}:${p.name}`).sort()
+    expect(params).toEqual(["query:cursor", "query:limit", "query:model", "query:status"])
+  })
+
+  it("serves the browsable reference at /docs", async () => {
+    const docs = await fetch(`${server.baseUrl}/docs`)
+    expect(docs.status).toBe(200)
+    expect(docs.headers.get("content-type")).toMatch(/^text\/html/)
+    expect((await docs.text()).toLowerCase()).toContain("<html")
+  })
+})

@@ -1,0 +1,238 @@
+/**
+ * The decode → RNNoise → MP3 pipeline with real ffmpeg processes and real worker threads,
+ * and the RnnoiseProvider over the in-memory blob store. Needs ffmpeg (with libmp3lame) and
+ * ffprobe on PATH; fixtures are generated into a temporary directory.
+ */
+import { execFile } from "node:child_process"
+import { createReadStream } from "node:fs"
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Layer, Option, Stream } from "effect"
+import { MemoryBlobBackdoor, MemoryBlobStore } from "../adapters/memory/blob-store.js"
+import { denoisePcm, denoiseToMp3, type PipelineOptions } from "../adapters/rnnoise/pipeline.js"
+import { makeChunkPool } from "../adapters/rnnoise/pool.js"
+import { makeRnnoiseProvider } from "../adapters/rnnoise/provider.js"
+import { RNNOISE } from "../core/domain/catalog.js"
+import { BlobError, BlobStore } from "../core/ports/blob-store.js"
+import { DenoiseProvider } from "../core/ports/denoise-provider.js"
+import {
+  bestLag, channel, decodeToFloat, levelDb, makeNoisySpeech, probeAudio, RATE, spans
+} from "./support/audio-fixtures.js"
+
+const SECONDS = 12
+/** libmp3lame's encoder delay: an MP3 written to a pipe has no LAME tag telling decoders to skip it. */
+const MP3_DELAY = 1105
+
+let dir = ""
+const path = (name: string) => join(dir, name)
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "hush-rnnoise-pipeline-"))
+  await Promise.all([
+    makeNoisySpeech(path("mono.wav"), { seconds: SECONDS }),
+    makeNoisySpeech(path("stereo.wav"), { seconds: SECONDS, channels: 2 }),
+    // AAC in MP4 with its index (moov) after the data, as ffmpeg writes it by default
+    makeNoisySpeech(path("late-index.m4a"), { seconds: 6, codec: ["-c:a", "aac", "-f", "mp4"] })
+  ])
+}, 60_000)
+
+afterAll(() => rm(dir, { recursive: true, force: true }))
+
+const fileStream = (file: string): Stream.Stream<Uint8Array, BlobError> =>
+  Stream.fromAsyncIterable(createReadStream(file), (cause) => new BlobError({ message: "read failed", cause })).pipe(
+    Stream.map((chunk) => chunk as Uint8Array)
+  )
+
+const collect = <E>(stream: Stream.Stream<Uint8Array, E>) =>
+  Effect.map(Stream.runCollect(stream), (chunks) => new Uint8Array(Buffer.concat(Chunk.toArray(chunks))))
+
+const options: PipelineOptions = { bitrateKbps: 192, durationSeconds: SECONDS }
+
+/** The pipeline's MP3, written next to the fixtures, and its decoded samples. */
+const denoiseFile = (input: string, extra: Partial<PipelineOptions> = {}) =>
+  Effect.gen(function*() {
+    const mp3 = yield* collect(denoiseToMp3(fileStream(path(input)), { ...options, ...extra }))
+    const out = path(`${input}.denoised.mp3`)
+    yield* Effect.promise(() => writeFile(out, mp3))
+    return { out, decoded: yield* Effect.promise(() => decodeToFloat(out)) }
+  })
+
+const decodedInput = (input: string) => Effect.promise(() => decodeToFloat(path(input)))
+
+/** Noise-only stretches ≥ 30 dB quieter, speech within 2 dB, in one channel; `y` is realigned by `lag`. */
+const expectDenoised = (x: Float32Array, y: Float32Array, lag: number) => {
+  const aligned = y.subarray(lag)
+  const { speech, noise } = spans(SECONDS)
+  for (const [a, b] of noise) expect(levelDb(x, a, b) - levelDb(aligned, a, b), `noise ${a}–${b} s`).toBeGreaterThanOrEqual(30)
+  for (const [a, b] of speech) expect(Math.abs(levelDb(x, a, b) - levelDb(aligned, a, b)), `speech ${a}–${b} s`).toBeLessThan(2)
+}
+
+/** ffmpeg processes that are children of this test process. */
+const ffmpegChildren = () =>
+  promisify(execFile)("ps", ["-o", "pid=,comm=", "--ppid", String(process.pid)]).then(
+    ({ stdout }) => stdout.split("\n").filter((line) => line.includes("ffmpeg")),
+    () => [] // ps exits 1 when there are none
+  )
+
+const noFfmpegLeft = Effect.promise(async () => {
+  for (let i = 0; i < 50; i++) {
+    if ((await ffmpegChildren()).length === 0) return true
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  return false
+})
+
+describe("denoiseToMp3", () => {
+  it.live("mono in this thread: a valid MP3 as long as the input, noise removed, speech kept, no model delay", () =>
+    Effect.gen(function*() {
+      const { out, decoded } = yield* denoiseFile("mono.wav")
+      const input = yield* decodedInput("mono.wav")
+      expect(yield* Effect.promise(() => probeAudio(out))).toEqual({ codec: "mp3", channels: 1, sampleRate: RATE })
+      // MP3 adds its encoder delay and pads the last frame: 23–47 ms more, never less
+      const extraMs = ((decoded.length - input.length) / RATE) * 1000
+      expect(extraMs).toBeGreaterThanOrEqual(0)
+      expect(extraMs).toBeLessThan(50)
+      // all the lag left is the MP3 codec's; RNNoise's 960 samples were trimmed
+      const lag = bestLag(input, decoded, 1500, 2.2, 4.8)
+      expect(Math.abs(lag - MP3_DELAY)).toBeLessThanOrEqual(3)
+      expectDenoised(input, decoded, lag)
+    }))
+
+  it.live("stereo on worker threads: stays stereo, every channel denoised on its own", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const pool = yield* makeChunkPool(2)
+      const { out, decoded } = yield* denoiseFile("stereo.wav", { pool, chunkSeconds: 3 })
+      const input = yield* decodedInput("stereo.wav")
+      expect((yield* Effect.promise(() => probeAudio(out))).channels).toBe(2)
+      for (const c of [0, 1]) {
+        const x = channel(input, 2, c)
+        const y = channel(decoded, 2, c)
+        // joint-stereo coding blurs the peak by a few samples; the model's 960 are gone
+        const lag = bestLag(x, y, 1500, 2.2, 4.8)
+        expect(Math.abs(lag - MP3_DELAY)).toBeLessThanOrEqual(10)
+        expectDenoised(x, y, lag)
+      }
+    })))
+
+  it.live("chunks on worker threads join the single-thread output without seams", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const input = yield* decodedInput("mono.wav")
+      // pieces of odd sizes, as a decoder writes them
+      const pieces = Stream.range(0, Math.ceil(input.length / 9_999) - 1).pipe(
+        Stream.map((i) => input.slice(i * 9_999, (i + 1) * 9_999))
+      )
+      const run = (extra: Partial<PipelineOptions>) =>
+        Effect.map(Stream.runCollect(denoisePcm(pieces, 1, { ...options, ...extra })), (chunks) => {
+          const parts = Chunk.toArray(chunks)
+          const all = new Float32Array(parts.reduce((n, p) => n + p.length, 0))
+          parts.reduce((at, p) => (all.set(p, at), at + p.length), 0)
+          return all
+        })
+      const single = yield* run({})
+      const pool = yield* makeChunkPool(2)
+      const chunked = yield* run({ pool, chunkSeconds: 3, warmupSeconds: 1 })
+      expect(chunked.length).toBe(input.length)
+      expect(single.length).toBe(input.length)
+      let maxJump = 0
+      for (let i = 1; i < single.length; i++) maxJump = Math.max(maxJump, Math.abs(single[i]! - single[i - 1]!))
+      for (const seam of [3, 6, 9].map((s) => s * RATE)) {
+        const diff = new Float32Array(RATE / 2).map((_, i) => chunked[seam + i]! - single[seam + i]!)
+        expect(levelDb(diff, 0, 0.5)).toBeLessThan(-45) // speech is at −18 dBFS
+        expect(Math.abs(chunked[seam]! - chunked[seam - 1]!)).toBeLessThanOrEqual(maxJump)
+      }
+    })))
+
+  it.live("reports progress as the audio goes through, up to 1", () =>
+    Effect.gen(function*() {
+      const seen: Array<number> = []
+      yield* collect(denoiseToMp3(fileStream(path("mono.wav")), {
+        ...options,
+        onProgress: (fraction) => Effect.sync(() => void seen.push(fraction))
+      }))
+      expect(seen.length).toBeGreaterThan(10)
+      expect(seen.every((f, i) => f > 0 && f <= 1 && (i === 0 || f > seen[i - 1]!))).toBe(true)
+      expect(seen.at(-1)).toBeGreaterThan(0.99)
+    }))
+
+  it.live("an MP4 whose index follows the data is decoded from a spooled copy", () =>
+    Effect.gen(function*() {
+      const { decoded } = yield* denoiseFile("late-index.m4a", { durationSeconds: 6 })
+      expect(Math.abs(decoded.length / RATE - 6)).toBeLessThan(0.1)
+    }))
+
+  it.live("undecodable or empty input → ProviderFailure (not retryable), no ffmpeg left running", () =>
+    Effect.gen(function*() {
+      const garbage = new Uint8Array(4096).map((_, i) => (i * 7919) % 256)
+      for (const input of [Stream.make(garbage), Stream.empty]) {
+        const error = yield* Effect.flip(collect(denoiseToMp3(input, options)))
+        expect(error).toMatchObject({ _tag: "ProviderFailure", retryable: false })
+        expect(error.message).toMatch(/could not be decoded|no audio/)
+      }
+      expect(yield* noFfmpegLeft).toBe(true)
+    }))
+
+  it.live("an input read error fails the output with that error", () =>
+    Effect.gen(function*() {
+      const wav = yield* Effect.promise(() => readFile(path("mono.wav")))
+      const broken = Stream.make(new Uint8Array(wav.subarray(0, 200_000))).pipe(
+        Stream.concat(Stream.fail(new BlobError({ message: "connection reset" })))
+      )
+      const error = yield* Effect.flip(collect(denoiseToMp3(broken, options)))
+      expect(error).toMatchObject({ _tag: "BlobError", message: "connection reset" })
+      expect(yield* noFfmpegLeft).toBe(true)
+    }))
+
+  it.live("stopping the output early (interruption) kills both ffmpeg processes", () =>
+    Effect.gen(function*() {
+      const first = yield* collect(Stream.take(denoiseToMp3(fileStream(path("mono.wav")), options), 1))
+      expect(first.length).toBeGreaterThan(0)
+      expect(yield* noFfmpegLeft).toBe(true)
+    }))
+})
+
+describe("RnnoiseProvider", () => {
+  const provider = (threads: number) => makeRnnoiseProvider({ threads, chunkSeconds: 4 }).pipe(Layer.provideMerge(MemoryBlobStore))
+
+  const request = (progress: Array<number>) => ({
+    jobId: "job_1",
+    model: RNNOISE.id,
+    inputKey: "inputs/a.wav",
+    outputKey: "outputs/job_1.mp3",
+    bitrateKbps: 192,
+    durationSeconds: SECONDS,
+    onProgress: (fraction: number) => Effect.sync(() => void progress.push(fraction))
+  })
+
+  for (const threads of [1, 2]) {
+    it.live(`reads the input object and writes the MP3 output object (${threads} thread${threads > 1 ? "s" : ""})`, () =>
+      Effect.gen(function*() {
+        const door = yield* MemoryBlobBackdoor
+        yield* door.putObject("inputs/a.wav", yield* Effect.promise(() => readFile(path("mono.wav"))), "audio/wav")
+        const progress: Array<number> = []
+        const { sizeBytes } = yield* Effect.flatMap(DenoiseProvider, (p) => p.denoise(request(progress)))
+        const stored = yield* Effect.flatMap(BlobStore, (store) => store.stat("outputs/job_1.mp3"))
+        expect(Option.getOrThrow(stored).sizeBytes).toBe(sizeBytes)
+        // 12 s at 192 kb/s
+        expect(sizeBytes).toBeGreaterThan(0.9 * 12 * 24_000)
+        expect(progress.at(-1)).toBeGreaterThan(0.99)
+        expect((yield* DenoiseProvider).providers).toEqual(["builtin"])
+      }).pipe(Effect.provide(provider(threads))))
+  }
+
+  it.live("an undecodable input → ProviderFailure and no output object; a missing input → defect", () =>
+    Effect.gen(function*() {
+      const door = yield* MemoryBlobBackdoor
+      yield* door.putObject("inputs/a.wav", new TextEncoder().encode("not audio at all"), "audio/wav")
+      const denoise = Effect.flatMap(DenoiseProvider, (p) => p.denoise(request([])))
+      expect(yield* Effect.flip(denoise)).toMatchObject({ _tag: "ProviderFailure", retryable: false })
+      expect(yield* door.keys()).toEqual(["inputs/a.wav"])
+      const other = Effect.flatMap(DenoiseProvider, (p) => p.denoise({ ...request([]), model: "acme/other" }))
+      expect((yield* Effect.flip(other))._tag).toBe("ProviderFailure")
+      const missing = Effect.flatMap(DenoiseProvider, (p) => p.denoise({ ...request([]), inputKey: "inputs/none.wav" }))
+      const exit = yield* Effect.exit(missing)
+      expect(exit._tag === "Failure" && exit.cause._tag).toBe("Die")
+    }).pipe(Effect.provide(provider(1))))
+})
