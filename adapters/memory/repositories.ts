@@ -180,6 +180,12 @@ export const MemoryLifecycleRepo = Layer.effect(LifecycleRepo, Effect.map(Memory
           (f.status === "rejected" && f.rejectedAt !== null && f.rejectedAt < query.rejectedBefore))
         .sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id))
         .slice(0, query.limit)),
+  validatingFiles: (limit) =>
+    db.read((s) =>
+      values(s.files)
+        .filter((f) => f.status === "validating")
+        .sort((a, b) => (a.completedAt ?? 0) - (b.completedAt ?? 0) || a.id.localeCompare(b.id))
+        .slice(0, limit)),
   expiredOutputs: (query) =>
     db.read((s) =>
       values(s.jobs)

@@ -396,6 +396,13 @@ export const PostgresLifecycleRepo = Layer.effect(LifecycleRepo, Effect.map(make
       [query.uploadClosedBefore, query.readyBefore, query.rejectedBefore, query.limit],
       toFile
     ),
+  validatingFiles: (limit) =>
+    q.many(
+      "LifecycleRepo.validatingFiles",
+      `SELECT ${FILE_COLUMNS} FROM files WHERE status = 'validating' ORDER BY completed_at, id LIMIT $1`,
+      [limit],
+      toFile
+    ),
   expiredOutputs: (query) =>
     q.many(
       "LifecycleRepo.expiredOutputs",

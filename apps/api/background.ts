@@ -15,11 +15,15 @@ import type { Transactor } from "../../core/ports/transactor.js"
 import type { IdGenerator } from "../../core/ports/ids.js"
 import type { LimitsConfig } from "../../core/domain/limits.js"
 import type { TestSample } from "../../core/domain/deployment.js"
+import { LifecycleRepo } from "../../core/ports/lifecycle.js"
 
 export class Background extends Context.Tag("hush/api/Background")<Background, {
   readonly validate: (fileId: string) => Effect.Effect<void>
   readonly finishTestJob: (jobId: string) => Effect.Effect<void>
 }>() {}
+
+/** At most this many interrupted validations are resumed at start; the rest wait for a later start. */
+const RESUMED_AT_START = 1_000
 
 type Needs = AudioProbe | BlobStore | FileRepo | JobRepo | WalletRepo | Transactor | IdGenerator | LimitsConfig | TestSample
 
@@ -38,9 +42,13 @@ export const BackgroundLive = Layer.scoped(Background, Effect.gen(function*() {
       Effect.catchAllCause((cause) => Effect.logError(`${label} failed`, cause)),
       Effect.provide(context)
     )).pipe(Effect.asVoid)
+  const validate = (fileId: string) =>
+    run(`validation of ${fileId}`, decoders.withPermits(1)(validateFile(fileId).pipe(Effect.retry(storageRetry))))
+  // validations a stop interrupted resume now
+  const stalled = yield* Effect.flatMap(LifecycleRepo, (repo) => repo.validatingFiles(RESUMED_AT_START))
+  yield* Effect.forEach(stalled, (file) => validate(file.id), { discard: true })
   return {
-    validate: (fileId) =>
-      run(`validation of ${fileId}`, decoders.withPermits(1)(validateFile(fileId).pipe(Effect.retry(storageRetry)))),
+    validate,
     finishTestJob: (jobId) => run(`test-mode job ${jobId}`, finishTestJob(jobId).pipe(Effect.map(Option.isSome)))
   }
 }))

@@ -13,6 +13,8 @@ export class LifecycleRepo extends Context.Tag("hush/LifecycleRepo")<LifecycleRe
     readonly rejectedBefore: number
     readonly limit: number
   }) => Effect.Effect<ReadonlyArray<FileRecord>>
+  /** Files left `validating` (e.g. by a restart), oldest completion first: their validation is resumed. */
+  readonly validatingFiles: (limit: number) => Effect.Effect<ReadonlyArray<FileRecord>>
   /** Succeeded jobs finished before `finishedBefore` whose output is not yet deleted. */
   readonly expiredOutputs: (query: { readonly finishedBefore: number; readonly limit: number }) =>
     Effect.Effect<ReadonlyArray<JobRecord>>

@@ -31,6 +31,18 @@ export const lifecycleContract = (
         expect((yield* repo.sweepableFiles({ ...query, limit: 2 })).map((f) => f.id)).toEqual([oldReady.id, oldRejected.id])
       })))
 
+    it.effect("validatingFiles lists files left validating, oldest completion first", () =>
+      run(Effect.gen(function*() {
+        const files = yield* FileRepo
+        const later = makeFile({ status: "validating", completedAt: T0 - HOUR })
+        const earlier = makeFile({ status: "validating", completedAt: T0 - 2 * HOUR })
+        const ready = makeFile({ status: "ready", completedAt: T0 - 3 * HOUR, readyAt: T0 - 3 * HOUR })
+        for (const f of [later, earlier, ready]) yield* files.insert(f)
+        const repo = yield* LifecycleRepo
+        expect((yield* repo.validatingFiles(10)).map((f) => f.id)).toEqual([earlier.id, later.id])
+        expect((yield* repo.validatingFiles(1)).map((f) => f.id)).toEqual([earlier.id])
+      })))
+
     it.effect("expiredOutputs lists succeeded jobs finished before the threshold whose output is not deleted", () =>
       run(Effect.gen(function*() {
         const jobs = yield* JobRepo
