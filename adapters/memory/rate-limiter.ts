@@ -4,6 +4,7 @@
  */
 import { Clock, Effect, Layer } from "effect"
 import { type RateDecision, RateLimiter, type RateLimitBucket } from "../../core/ports/rate-limiter.js"
+import { decide, refill } from "../../core/rules/token-bucket.js"
 
 interface BucketState {
   readonly spec: RateLimitBucket
@@ -13,8 +14,7 @@ interface BucketState {
 
 const PRUNE_EVERY = 1_000
 
-const tokensAt = (state: BucketState, now: number) =>
-  Math.min(state.spec.capacity, state.tokens + (Math.max(0, now - state.updatedAt) / 1000) * state.spec.refillPerSecond)
+const tokensAt = (state: BucketState, now: number) => refill(state.spec, state.tokens, now - state.updatedAt)
 
 /** The bucket arithmetic, shared by every store that keeps buckets in process. */
 export const makeTokenBuckets = () => {
@@ -29,13 +29,7 @@ export const makeTokenBuckets = () => {
     const allowed = available >= 1
     const tokens = allowed ? available - 1 : available
     buckets.set(spec.key, { spec, tokens, updatedAt: now })
-    return {
-      allowed,
-      limit: spec.capacity,
-      remaining: Math.floor(tokens),
-      resetSeconds: Math.ceil((spec.capacity - tokens) / spec.refillPerSecond),
-      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / spec.refillPerSecond))
-    }
+    return decide(spec, tokens, allowed)
   }
 }
 

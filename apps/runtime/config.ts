@@ -17,6 +17,8 @@ export interface HushConfig {
   readonly store: StoreKind
   readonly databaseUrl: Option.Option<string>
   readonly blobStore: BlobStoreKind
+  /** Shared rate-limit buckets for several API nodes; in process when absent. */
+  readonly redisUrl: Option.Option<string>
 }
 
 export const loadConfig = Effect.gen(function*() {
@@ -29,5 +31,6 @@ export const loadConfig = Effect.gen(function*() {
   const store: StoreKind = Option.getOrElse(requested, () => (Option.isSome(databaseUrl) ? "postgres" : "embedded"))
   const s3Bucket = yield* Config.option(Config.string("S3_BUCKET"))
   const blobStore: BlobStoreKind = Option.isSome(s3Bucket) && s3Bucket.value.trim() !== "" ? "s3" : "local"
-  return { port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore } satisfies HushConfig
+  const redisUrl = yield* Config.option(Config.string("REDIS_URL"))
+  return { port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore, redisUrl } satisfies HushConfig
 })

@@ -14,6 +14,7 @@ import { MemoryPersistence } from "../../adapters/memory/index.js"
 import { pgliteLayer } from "../../adapters/pglite/index.js"
 import { postgresLayerFromUrl } from "../../adapters/postgres/index.js"
 import { MemoryRateLimiter } from "../../adapters/memory/rate-limiter.js"
+import { makeRedisRateLimiter } from "../../adapters/redis/rate-limiter.js"
 import { RandomIds } from "../../adapters/webcrypto/ids.js"
 import { DEFAULT_MODEL_DEFINITIONS, makeCatalog, ModelCatalog } from "../../core/domain/catalog.js"
 import { DeploymentSecrets, TestSample } from "../../core/domain/deployment.js"
@@ -84,7 +85,7 @@ export const coreLayer = (
     Layer.succeed(ModelCatalog, makeCatalog(DEFAULT_MODEL_DEFINITIONS, options.runners)),
     Layer.succeed(DeploymentSecrets, { cursorKey: new TextEncoder().encode(keys.cursorKey) }),
     FfmpegAudioProbe,
-    MemoryRateLimiter,
+    Option.match(config.redisUrl, { onNone: () => MemoryRateLimiter, onSome: (url) => makeRedisRateLimiter(url) }),
     storage,
     TestSampleLive.pipe(Layer.provide(storage))
   )

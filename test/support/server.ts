@@ -48,7 +48,7 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const port = await freePort()
   const dataDir = mkdtempSync(join(tmpdir(), "hush-e2e-"))
   const baseUrl = `http://127.0.0.1:${port}`
-  const config: HushConfig = { port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none(), blobStore: "local" }
+  const config: HushConfig = { port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none(), blobStore: "local", redisUrl: Option.none() }
   const keys = { signingSecret: "e2e-signing-secret-0123456789abcdef", cursorKey: "e2e-cursor-key" }
   const baseCore = coreLayer(config, keys, { runners: options.runners ?? ["builtin"], limits: options.limits })
   // the override's services win over the originals (provideMerge keeps the later ones)
