@@ -79,10 +79,17 @@ const decode = (ffmpegPath: string, args: ReadonlyArray<string>, input?: Stream.
     )
     const feed = input === undefined
       ? Effect.sync(() => child.stdin.end())
-      : Stream.runForEachWhile(input, (chunk) => {
-        inputBytes += chunk.length
-        return write(child.stdin, chunk)
-      }).pipe(Effect.andThen(Effect.sync(() => child.stdin.end())))
+      // Not `Stream.runForEachWhile`: in effect 3.22 it keeps every chunk it has seen until the
+      // stream ends (its continuation nests per element), so a 200 MiB upload stayed in memory.
+      : input.pipe(
+        Stream.mapEffect((chunk) => {
+          inputBytes += chunk.length
+          return write(child.stdin, chunk)
+        }),
+        Stream.takeWhile((open) => open),
+        Stream.runDrain,
+        Effect.andThen(Effect.sync(() => child.stdin.end()))
+      )
     // An input error wins (and kills ffmpeg); ffmpeg exiting first stops the feed.
     const outcome = yield* Effect.raceFirst(Effect.promise(() => closed), Effect.zipRight(feed, Effect.never))
     return { outcome, inputBytes, pcmBytes, stderr } satisfies Decoded

@@ -3,6 +3,7 @@
  * shows: restarts, signals, several processes on one database.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 
@@ -18,7 +19,8 @@ export interface HushProcess {
 }
 
 export const startProcess = (entry: string, env: Record<string, string>): HushProcess => {
-  const child = spawn(TSX, [entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+  // its own process group, so a SIGKILL reaches the node process under the tsx launcher too
+  const child = spawn(TSX, [entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true })
   let output = ""
   child.stdout!.on("data", (chunk) => (output += String(chunk)))
   child.stderr!.on("data", (chunk) => (output += String(chunk)))
@@ -28,7 +30,11 @@ export const startProcess = (entry: string, env: Record<string, string>): HushPr
     output: () => output,
     exited,
     stop: (signal = "SIGTERM") => {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      if (child.exitCode === null && child.signalCode === null) {
+        // SIGTERM goes to the launcher, which relays it once; SIGKILL cannot be relayed
+        if (signal === "SIGKILL" && child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
+        else child.kill(signal)
+      }
       return exited
     }
   }
@@ -55,4 +61,79 @@ export const runCli = async (args: ReadonlyArray<string>, env: Record<string, st
     cwd: ROOT, env: { ...process.env, ...env }
   })
   return JSON.parse(stdout)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory of a running process (Linux /proc)
+
+/** The pids whose parent is `pid`, read from /proc/<n>/stat (Linux). */
+export const childPids = (pid: number): Array<number> => {
+  const children: Array<number> = []
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8")
+      // "pid (comm) state ppid …": comm may hold spaces and parentheses, so split after the last ')'
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+      if (ppid === pid) children.push(Number(name))
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return children
+}
+
+/**
+ * The pid of the node process that runs a `startProcess` entry: `tsx` is a small launcher that
+ * starts node (with its loader) as its child, and that child is the server itself.
+ */
+export const entryPid = async (started: HushProcess, timeoutMs = 10_000): Promise<number> => {
+  const launcher = started.child.pid
+  if (launcher === undefined) throw new Error("the process has no pid")
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    const node = childPids(launcher).find((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("tsx/dist/loader.mjs")
+      } catch {
+        return false
+      }
+    })
+    if (node !== undefined) return node
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`no node child of the tsx launcher ${launcher} within ${timeoutMs} ms`)
+}
+
+export interface ResidentMemory {
+  /** VmRSS: resident now, in bytes. */
+  readonly rssBytes: number
+  /** VmHWM: the highest VmRSS since start (or since `resetPeakMemory`), in bytes. */
+  readonly peakBytes: number
+}
+
+/** VmRSS and VmHWM of a process from /proc/<pid>/status; undefined once it has ended. */
+export const residentMemory = (pid: number): ResidentMemory | undefined => {
+  let status: string
+  try {
+    status = readFileSync(`/proc/${pid}/status`, "utf8")
+  } catch {
+    return undefined
+  }
+  const kib = (field: string) => {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(status)
+    if (match === null) throw new Error(`no ${field} in /proc/${pid}/status`)
+    return Number(match[1]) * 1024
+  }
+  return { rssBytes: kib("VmRSS"), peakBytes: kib("VmHWM") }
+}
+
+/** Resets VmHWM to the current VmRSS (`5` into /proc/<pid>/clear_refs, Linux ≥ 4.0); false where refused. */
+export const resetPeakMemory = (pid: number): boolean => {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, "5")
+    return true
+  } catch {
+    return false
+  }
 }
