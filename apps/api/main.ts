@@ -1,5 +1,5 @@
 /**
- * `npm start`: the API, the storage handler and validation on embedded defaults.
+ * `npm start`: the API, the storage handler, validation and the built-in worker on embedded defaults.
  * PORT (8787), DATA_DIR (./.hush), PUBLIC_BASE_URL. SIGTERM/SIGINT shut down gracefully.
  */
 import { HttpServer } from "@effect/platform"
@@ -7,6 +7,8 @@ import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { checkFfmpegAvailable } from "../../adapters/ffmpeg/probe.js"
+import { RnnoiseProvider } from "../../adapters/rnnoise/provider.js"
+import { WorkerLive } from "../worker/background.js"
 import { AdminSocketLive } from "../runtime/admin-socket.js"
 import { loadConfig } from "../runtime/config.js"
 import { coreLayer, storageLayers } from "../runtime/layers.js"
@@ -26,7 +28,9 @@ const program = Effect.gen(function*() {
     HttpServer.withLogAddress,
     Layer.provide(NodeHttpServer.layer(createServer, { port: config.port }))
   )
-  const server = Layer.merge(http, AdminSocketLive(config.dataDir)).pipe(Layer.provide(core))
+  // the built-in worker runs here unless HUSH_WORKER=off (e.g. when workers run apart, on PostgreSQL)
+  const worker = process.env["HUSH_WORKER"] === "off" ? Layer.empty : WorkerLive().pipe(Layer.provide(RnnoiseProvider))
+  const server = Layer.mergeAll(http, AdminSocketLive(config.dataDir), worker).pipe(Layer.provide(core))
   yield* Effect.logInfo(`Hush ${config.env}: data in ${config.dataDir}, store ${config.store}, links at ${config.publicBaseUrl}`)
   return yield* Layer.launch(server)
 })

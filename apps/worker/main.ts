@@ -1,30 +1,33 @@
 /**
- * Placeholder worker process over the in-memory adapters: it shows the composition, not a
- * deployment (its queue is empty and private to it). The real composition, with Postgres,
- * object storage and configuration, replaces the persistence and storage layers below.
- *
- *   npx tsx apps/worker/main.ts
+ * `npm run worker`: a worker process alone (job loop + lifecycle sweeper), for deployments
+ * that run workers apart from the API. It needs a shared store: DATABASE_URL (PostgreSQL),
+ * and S3 for the bytes when it runs on another machine. SIGTERM/SIGINT stop it gracefully.
  */
-import { hostname } from "node:os"
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { MemoryBlobStore } from "../../adapters/memory/blob-store.js"
-import { MemoryPersistence } from "../../adapters/memory/index.js"
+import { checkFfmpegAvailable } from "../../adapters/ffmpeg/probe.js"
 import { RnnoiseProvider } from "../../adapters/rnnoise/provider.js"
-import { RandomIds } from "../../adapters/webcrypto/ids.js"
-import { DEFAULT_MODEL_DEFINITIONS, makeCatalog, ModelCatalog } from "../../core/domain/catalog.js"
-import { DEFAULT_LIMITS, LimitsConfig } from "../../core/domain/limits.js"
-import { runWorker } from "./loop.js"
+import { loadConfig } from "../runtime/config.js"
+import { coreLayer } from "../runtime/layers.js"
+import { loadOrCreateKeys } from "../runtime/secrets.js"
+import { WorkerLive } from "./background.js"
 
-const WorkerLive = Layer.mergeAll(
-  MemoryPersistence,
-  RandomIds,
-  Layer.succeed(LimitsConfig, DEFAULT_LIMITS),
-  Layer.succeed(ModelCatalog, makeCatalog(DEFAULT_MODEL_DEFINITIONS, ["builtin"])),
-  RnnoiseProvider.pipe(Layer.provide(MemoryBlobStore))
-)
+const program = Effect.gen(function*() {
+  const config = yield* loadConfig
+  if (config.store !== "postgres") {
+    console.error("A separate worker needs a shared database: set DATABASE_URL (PostgreSQL). On the embedded default, `npm start` already runs the worker in the API process.")
+    return yield* Effect.sync(() => process.exit(2))
+  }
+  yield* checkFfmpegAvailable().pipe(
+    Effect.tapError((error) => Effect.sync(() => console.error(`\nHush worker cannot start: ${error.message}\n`))),
+    Effect.orElse(() => Effect.sync(() => process.exit(1)))
+  )
+  const core = coreLayer(config, loadOrCreateKeys(config.dataDir), { runners: ["builtin"] })
+  const worker = WorkerLive({ concurrency: Number(process.env["WORKER_CONCURRENCY"] ?? 1) }).pipe(
+    Layer.provide(RnnoiseProvider),
+    Layer.provide(core)
+  )
+  return yield* Layer.launch(worker)
+})
 
-const owner = `worker-${hostname()}-${process.pid}`
-
-// runMain interrupts the loop on SIGINT/SIGTERM: see loop.ts for what happens to a running job.
-NodeRuntime.runMain(runWorker({ owner }).pipe(Effect.provide(WorkerLive)))
+NodeRuntime.runMain(program)

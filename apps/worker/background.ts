@@ -1,0 +1,30 @@
+/**
+ * The worker's duties as one layer: the job loop (claims under leases, runs the model) and
+ * the lifecycle sweeper on a schedule. `npm start` includes it; `npm run worker` runs it alone.
+ * Closing the layer's scope stops claiming and hands a running job back (see loop.ts).
+ */
+import { Duration, Effect, Layer, Schedule } from "effect"
+import { hostname } from "node:os"
+import { sweepLifecycle } from "../../core/services/lifecycle.js"
+import { runWorker } from "./loop.js"
+
+export interface WorkerOptions {
+  readonly concurrency?: number
+  /** How often the sweeper runs. Default 10 minutes. */
+  readonly sweepEvery?: Duration.DurationInput
+}
+
+export const workerOwner = () => `worker-${hostname()}-${process.pid}`
+
+export const WorkerLive = (options: WorkerOptions = {}) =>
+  Layer.scopedDiscard(Effect.gen(function*() {
+    const owner = workerOwner()
+    yield* Effect.logInfo(`worker ${owner} claiming live jobs`)
+    yield* Effect.forkScoped(runWorker({ owner, concurrency: options.concurrency }))
+    const sweep = sweepLifecycle.pipe(
+      Effect.tap((swept) =>
+        swept.purgedFiles + swept.expiredOutputs > 0 ? Effect.logInfo("lifecycle sweep", swept) : Effect.void),
+      Effect.catchAllCause((cause) => Effect.logError("lifecycle sweep failed", cause))
+    )
+    yield* Effect.forkScoped(Effect.repeat(sweep, Schedule.spaced(options.sweepEvery ?? Duration.minutes(10))))
+  }))
