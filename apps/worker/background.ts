@@ -10,6 +10,8 @@ import { runWorker } from "./loop.js"
 
 export interface WorkerOptions {
   readonly concurrency?: number
+  /** Pause after finding the queue empty. Default 1 second. */
+  readonly pollInterval?: Duration.DurationInput
   /** How often the sweeper runs. Default 10 minutes. */
   readonly sweepEvery?: Duration.DurationInput
 }
@@ -20,7 +22,7 @@ export const WorkerLive = (options: WorkerOptions = {}) =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const owner = workerOwner()
     yield* Effect.logInfo(`worker ${owner} claiming live jobs`)
-    yield* Effect.forkScoped(runWorker({ owner, concurrency: options.concurrency }))
+    yield* Effect.forkScoped(runWorker({ owner, concurrency: options.concurrency, pollInterval: options.pollInterval }))
     const sweep = sweepLifecycle.pipe(
       Effect.tap((swept) =>
         swept.purgedFiles + swept.expiredOutputs > 0 ? Effect.logInfo("lifecycle sweep", swept) : Effect.void),

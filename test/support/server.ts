@@ -17,6 +17,9 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { apiLayer } from "../../apps/api/server.js"
+import { WorkerLive, type WorkerOptions } from "../../apps/worker/background.js"
+import { RnnoiseProvider } from "../../adapters/rnnoise/provider.js"
+import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
 import type { HushConfig } from "../../apps/runtime/config.js"
 import { coreLayer, storageLayers } from "../../apps/runtime/layers.js"
 import type { Limits } from "../../core/domain/limits.js"
@@ -42,6 +45,12 @@ export interface TestServerOptions {
   readonly override?: Layer.Layer<any, never, CoreServices>
   /** The least severe log level printed (e.g. `LogLevel.None` where failures are provoked on purpose). */
   readonly logLevel?: LogLevel.LogLevel
+  /**
+   * Runs the built-in worker in the server (as `npm start` does): live jobs are claimed and
+   * denoised. A layer given here replaces the RNNoise provider (e.g. one that fails on purpose).
+   */
+  readonly worker?: boolean | Layer.Layer<DenoiseProvider, never, CoreServices>
+  readonly workerOptions?: WorkerOptions
 }
 
 export const startTestServer = async (options: TestServerOptions = {}) => {
@@ -55,9 +64,13 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const core: Layer.Layer<CoreServices> = options.override === undefined
     ? baseCore
     : Layer.provideMerge(options.override, baseCore) as Layer.Layer<CoreServices>
-  const server = apiLayer({ publicBaseUrl: baseUrl, env: "test", gpuConfigured: false }, storageLayers(config, keys).routes).pipe(
+  const http = apiLayer({ publicBaseUrl: baseUrl, env: "test", gpuConfigured: false }, storageLayers(config, keys).routes).pipe(
     Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
   )
+  const provider = options.worker === undefined || options.worker === false
+    ? null
+    : options.worker === true ? RnnoiseProvider : options.worker
+  const server = provider === null ? http : Layer.merge(http, WorkerLive(options.workerOptions).pipe(Layer.provide(provider)))
   // the clock and log level go in below everything, so the fibers the server forks inherit them
   const settings = Layer.mergeAll(
     options.clock === undefined ? Layer.empty : Layer.setClock(options.clock),
