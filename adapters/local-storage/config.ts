@@ -45,26 +45,8 @@ export class LocalStorageConfig extends Context.Tag("hush/LocalStorageConfig")<
 /** The path prefix (outside `/v1`) under which the handler serves objects. */
 export const STORAGE_PATH_PREFIX = "/storage" as const
 
-export const MAX_KEY_BYTES = 1024
-
-/**
- * Why a key is unacceptable, or undefined when it is fine. Keys are relative, `/`-separated,
- * with no empty, `.` or `..` segment (URL parsers would normalise those away), no backslash and
- * no control character.
- */
-export const keyProblem = (key: string): string | undefined => {
-  if (key.length === 0) return "the key is empty"
-  if (Buffer.byteLength(key, "utf8") > MAX_KEY_BYTES) return `the key is longer than ${MAX_KEY_BYTES} bytes`
-  if (key.startsWith("/")) return "the key is absolute"
-  if (key.includes("\\")) return "the key contains a backslash"
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(key)) return "the key contains a control character"
-  for (const segment of key.split("/")) {
-    if (segment === "") return "the key has an empty path segment"
-    if (segment === "." || segment === "..") return "the key has a '.' or '..' path segment"
-  }
-  return undefined
-}
+export { keyProblem, MAX_KEY_BYTES } from "../../core/rules/storage.js"
+import { keyProblem } from "../../core/rules/storage.js"
 
 export const validateKey = (key: string): Effect.Effect<string, BlobError> => {
   const problem = keyProblem(key)

@@ -72,14 +72,9 @@ export const parseRange = (header: string | undefined, size: number): ByteRange 
 }
 
 /** RFC 5987 `attr-char`s kept, everything else percent-encoded from UTF-8. */
-const encodeRfc5987 = (value: string): string =>
-  encodeURIComponent(value).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+import { contentDisposition } from "../../core/rules/storage.js"
 
-/** `attachment; filename="ascii fallback"; filename*=UTF-8''…` */
-export const contentDisposition = (filename: string): string => {
-  const fallback = filename.replace(/[^\x20-\x7e]|["\\/]/g, "_")
-  return `attachment; filename="${fallback}"; filename*=UTF-8''${encodeRfc5987(filename)}`
-}
+export { contentDisposition }
 
 // ---------------------------------------------------------------------------------------------
 // Responses

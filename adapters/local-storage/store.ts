@@ -3,6 +3,7 @@ import * as Fs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { Clock, Effect, Layer, Option, Stream } from "effect"
 import { BlobError, BlobStore, type UploadTarget } from "../../core/ports/blob-store.js"
+import { isHeaderSafe } from "../../core/rules/storage.js"
 import {
   LocalStorageConfig,
   type LocalStorageOptions,
@@ -23,11 +24,10 @@ import { signUrl } from "./signing.js"
 
 const fail = (message: string) => Effect.fail(new BlobError({ message }))
 
-/** Printable ASCII only: it is echoed in response headers. */
-export const isHeaderSafe = (value: string): boolean => /^[\x20-\x7e]{1,255}$/.test(value)
+export { isHeaderSafe }
 
 const validateContentType = (contentType: string) =>
-  isHeaderSafe(contentType.trim()) && contentType === contentType.trim()
+  isHeaderSafe(contentType)
     ? Effect.succeed(contentType)
     : fail(`invalid content type ${JSON.stringify(contentType)}`)
 

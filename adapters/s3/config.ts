@@ -103,38 +103,7 @@ export const optionsProblem = (options: S3Options): string | undefined => {
 export const reveal = (value: string | Redacted.Redacted<string>): string =>
   Redacted.isRedacted(value) ? Redacted.value(value) : value
 
-export const MAX_KEY_BYTES = 1024
-
-/**
- * Why a key is unacceptable, or undefined. The rules are the local store's: relative,
- * `/`-separated, no empty, `.` or `..` segment (URL parsers would normalise those away and break
- * the signature), no backslash, no control character, at most 1024 bytes (S3's own limit).
- */
-export const keyProblem = (key: string): string | undefined => {
-  if (key.length === 0) return "the key is empty"
-  if (Buffer.byteLength(key, "utf8") > MAX_KEY_BYTES) return `the key is longer than ${MAX_KEY_BYTES} bytes`
-  if (key.startsWith("/")) return "the key is absolute"
-  if (key.includes("\\")) return "the key contains a backslash"
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(key)) return "the key contains a control character"
-  for (const segment of key.split("/")) {
-    if (segment === "") return "the key has an empty path segment"
-    if (segment === "." || segment === "..") return "the key has a '.' or '..' path segment"
-  }
-  return undefined
-}
-
-/** Printable ASCII only: it ends up in a signed header. */
-export const isHeaderSafe = (value: string): boolean => /^[\x20-\x7e]{1,255}$/.test(value) && value === value.trim()
-
-const encodeRfc5987 = (value: string): string =>
-  encodeURIComponent(value).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-
-/** `attachment; filename="ascii fallback"; filename*=UTF-8''…` (as the local store sends it). */
-export const contentDisposition = (filename: string): string => {
-  const fallback = filename.replace(/[^\x20-\x7e]|["\\/]/g, "_")
-  return `attachment; filename="${fallback}"; filename*=UTF-8''${encodeRfc5987(filename)}`
-}
+export { contentDisposition, isHeaderSafe, keyProblem, MAX_KEY_BYTES } from "../../core/rules/storage.js"
 
 /**
  * `expiresIn` (seconds) and the signing date for a presigned URL that stops working at

@@ -1,0 +1,34 @@
+/** Rules every blob store shares: which object keys are acceptable, how a download is named. */
+
+export const MAX_KEY_BYTES = 1024
+
+/**
+ * Why a key is unacceptable, or undefined when it is fine. Keys are relative, `/`-separated,
+ * with no empty, `.` or `..` segment (URL parsers would normalise those away and break a
+ * signature), no backslash, no control character, at most 1024 bytes (S3's own limit).
+ */
+export const keyProblem = (key: string): string | undefined => {
+  if (key.length === 0) return "the key is empty"
+  if (new TextEncoder().encode(key).length > MAX_KEY_BYTES) return `the key is longer than ${MAX_KEY_BYTES} bytes`
+  if (key.startsWith("/")) return "the key is absolute"
+  if (key.includes("\\")) return "the key contains a backslash"
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(key)) return "the key contains a control character"
+  for (const segment of key.split("/")) {
+    if (segment === "") return "the key has an empty path segment"
+    if (segment === "." || segment === "..") return "the key has a '.' or '..' path segment"
+  }
+  return undefined
+}
+
+const encodeRfc5987 = (value: string): string =>
+  encodeURIComponent(value).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+
+/** `attachment; filename="ascii fallback"; filename*=UTF-8''…` (RFC 6266). */
+export const contentDisposition = (filename: string): string => {
+  const fallback = filename.replace(/[^\x20-\x7e]|["\\/]/g, "_")
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encodeRfc5987(filename)}`
+}
+
+/** Printable ASCII without surrounding spaces: safe to sign and to echo in a response header. */
+export const isHeaderSafe = (value: string): boolean => /^[\x20-\x7e]{1,255}$/.test(value) && value === value.trim()
