@@ -15,7 +15,7 @@ import { authenticate } from "../../../core/services/caller.js"
 import { IdGenerator } from "../../../core/ports/ids.js"
 import { readBody } from "./body.js"
 import { checkIdempotencyKey, withIdempotency } from "./idempotency.js"
-import { type Issue, invalidFromIssues } from "./invalid.js"
+import { invalidFromIssues } from "./invalid.js"
 import { ErrorsBaseUrl, PROBLEM_CONTENT_TYPE, problemResponse } from "./problem.js"
 import { rateLimitedError, rateLimitHeaders, takeToken } from "./rate-limit.js"
 import { matchRoute, type RouteInfo } from "./routes.js"
@@ -29,8 +29,11 @@ const bodyText = (response: HttpServerResponse.HttpServerResponse): string | nul
   return null
 }
 
-/** An error answer of HttpApi (its JSON encoding of our error, or a decode failure) → our error. */
-const errorOfResponse = (response: HttpServerResponse.HttpServerResponse, route: RouteInfo | null): ApiError => {
+/**
+ * A non-problem error answer that reached the edge as a response (a route outside the HttpApi
+ * answering an error by itself) → our error, by its JSON `_tag` when it has one, else its status.
+ */
+const errorOfResponse = (response: HttpServerResponse.HttpServerResponse): ApiError => {
   const text = bodyText(response)
   let json: unknown = null
   try {
@@ -40,12 +43,6 @@ const errorOfResponse = (response: HttpServerResponse.HttpServerResponse, route:
   }
   const decoded = decodeApiError(json)
   if (Option.isSome(decoded)) return decoded.value
-  if (typeof json === "object" && json !== null && (json as { _tag?: unknown })._tag === "HttpApiDecodeError") {
-    const issues = ((json as { issues?: ReadonlyArray<Issue> }).issues ?? [])
-    // the body's fields are 422; a bad path or query parameter is 400 (decisions.md)
-    const fromBody = route !== null && route.hasPayload
-    return invalidFromIssues(issues, fromBody ? 422 : 400, fromBody ? "request body" : "request parameters")
-  }
   if (response.status === 404) return new NotFound({ detail: "no such resource" })
   return new InternalError({ detail: `unexpected ${response.status} answer` })
 }
@@ -92,7 +89,7 @@ const edge = (app: HttpApp.Default): HttpApp.Default<never, EdgeNeeds> =>
         }),
         Effect.map((response) => {
           const rendered = response.status >= 400 && !isProblem(response) && bodyText(response) !== null
-            ? problem(errorOfResponse(response, route))
+            ? problem(errorOfResponse(response))
             : response
           return { response: rendered, body: bodyText(rendered) ?? "" }
         })
