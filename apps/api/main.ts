@@ -29,7 +29,7 @@ const program = Effect.gen(function*() {
     Layer.provide(NodeHttpServer.layer(createServer, { port: config.port }))
   )
   // the built-in worker runs here unless HUSH_WORKER=off (e.g. when workers run apart, on PostgreSQL)
-  const worker = process.env["HUSH_WORKER"] === "off" ? Layer.empty : WorkerLive().pipe(Layer.provide(RnnoiseProvider))
+  const worker = process.env["HUSH_WORKER"] === "off" ? Layer.empty : WorkerLive({ housekeeping: storage.housekeeping }).pipe(Layer.provide(RnnoiseProvider))
   const server = Layer.mergeAll(http, AdminSocketLive(config.dataDir), worker).pipe(Layer.provide(core))
   yield* Effect.logInfo(`Hush ${config.env}: data in ${config.dataDir}, store ${config.store}, links at ${config.publicBaseUrl}`)
   return yield* Layer.launch(server)

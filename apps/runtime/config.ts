@@ -4,6 +4,7 @@
  */
 import { Config, Effect, Option } from "effect"
 import { resolve } from "node:path"
+import type { Limits } from "../../core/domain/limits.js"
 
 export type StoreKind = "memory" | "embedded" | "postgres"
 /** Where file bytes live: the local disk of this node, or S3 (any S3-compatible store). */
@@ -19,6 +20,12 @@ export interface HushConfig {
   readonly blobStore: BlobStoreKind
   /** Shared rate-limit buckets for several API nodes; in process when absent. */
   readonly redisUrl: Option.Option<string>
+  /**
+   * Overrides of the configured numbers (core/domain/limits.ts): `HUSH_JOB_LEASE_MS`, the
+   * worker's lease on a job (default 30 s; heartbeats every third of it). Tests of worker
+   * death shorten it so that a lapse comes within seconds.
+   */
+  readonly limits?: Partial<Limits>
 }
 
 export const loadConfig = Effect.gen(function*() {
@@ -32,5 +39,9 @@ export const loadConfig = Effect.gen(function*() {
   const s3Bucket = yield* Config.option(Config.string("S3_BUCKET"))
   const blobStore: BlobStoreKind = Option.isSome(s3Bucket) && s3Bucket.value.trim() !== "" ? "s3" : "local"
   const redisUrl = yield* Config.option(Config.string("REDIS_URL"))
-  return { port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore, redisUrl } satisfies HushConfig
+  const jobLeaseMs = yield* Config.option(Config.integer("HUSH_JOB_LEASE_MS").pipe(
+    Config.validate({ message: "HUSH_JOB_LEASE_MS must be a positive number of milliseconds", validation: (ms) => ms > 0 })
+  ))
+  const limits: Partial<Limits> = Option.match(jobLeaseMs, { onNone: () => ({}), onSome: (ms) => ({ jobLeaseMs: ms }) })
+  return { port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore, redisUrl, limits } satisfies HushConfig
 })

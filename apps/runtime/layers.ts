@@ -8,7 +8,7 @@ import { createReadStream } from "node:fs"
 import { join } from "node:path"
 import { FfmpegAudioProbe } from "../../adapters/ffmpeg/probe.js"
 import { TEST_MODE_SAMPLE_BITRATE_KBPS, TEST_MODE_SAMPLE_CONTENT_TYPE, TEST_MODE_SAMPLE_PATH } from "../../adapters/ffmpeg/sample.js"
-import { localStorageRoutes, makeLocalStorage } from "../../adapters/local-storage/index.js"
+import { LocalStorageConfig, localStorageRoutes, makeLocalStorage, sweepStale } from "../../adapters/local-storage/index.js"
 import { layerFromEnv as S3BlobStoreFromEnv } from "../../adapters/s3/index.js"
 import { MemoryPersistence } from "../../adapters/memory/index.js"
 import { pgliteLayer } from "../../adapters/pglite/index.js"
@@ -65,10 +65,16 @@ type Persistence = Layer.Layer.Success<typeof MemoryPersistence>
  */
 export const storageLayers = (config: HushConfig, keys: DeploymentKeys) => {
   if (config.blobStore === "s3") {
-    return { store: S3BlobStoreFromEnv.pipe(Layer.orDie), routes: Layer.empty }
+    return { store: S3BlobStoreFromEnv.pipe(Layer.orDie), routes: Layer.empty, housekeeping: Effect.void }
   }
-  const local = makeLocalStorage({ rootDir: join(config.dataDir, "blobs"), publicBaseUrl: config.publicBaseUrl, signingSecret: keys.signingSecret })
-  return { store: local, routes: localStorageRoutes.pipe(Layer.provide(local)) }
+  const options = { rootDir: join(config.dataDir, "blobs"), publicBaseUrl: config.publicBaseUrl, signingSecret: keys.signingSecret }
+  const local = makeLocalStorage(options)
+  return {
+    store: local,
+    routes: localStorageRoutes.pipe(Layer.provide(local)),
+    // staging of lapsed multipart uploads and temp files a crash left behind
+    housekeeping: sweepStale().pipe(Effect.provide(LocalStorageConfig.layer(options)), Effect.asVoid)
+  }
 }
 
 /** Everything the core's services need, for one process. */
@@ -81,7 +87,8 @@ export const coreLayer = (
   return Layer.mergeAll(
     persistenceLayer(config),
     RandomIds,
-    Layer.succeed(LimitsConfig, { ...DEFAULT_LIMITS, ...options.limits }),
+    // defaults, then the environment's (config.limits), then the caller's
+    Layer.succeed(LimitsConfig, { ...DEFAULT_LIMITS, ...config.limits, ...options.limits }),
     Layer.succeed(ModelCatalog, makeCatalog(DEFAULT_MODEL_DEFINITIONS, options.runners)),
     Layer.succeed(DeploymentSecrets, { cursorKey: new TextEncoder().encode(keys.cursorKey) }),
     FfmpegAudioProbe,

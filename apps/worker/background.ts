@@ -14,6 +14,8 @@ export interface WorkerOptions {
   readonly pollInterval?: Duration.DurationInput
   /** How often the sweeper runs. Default 10 minutes. */
   readonly sweepEvery?: Duration.DurationInput
+  /** The blob store's own housekeeping, run with each sweep (apps/runtime storageLayers). */
+  readonly housekeeping?: Effect.Effect<void, unknown>
 }
 
 export const workerOwner = () => `worker-${hostname()}-${process.pid}`
@@ -23,7 +25,7 @@ export const WorkerLive = (options: WorkerOptions = {}) =>
     const owner = workerOwner()
     yield* Effect.logInfo(`worker ${owner} claiming live jobs`)
     yield* Effect.forkScoped(runWorker({ owner, concurrency: options.concurrency, pollInterval: options.pollInterval }))
-    const sweep = sweepLifecycle.pipe(
+    const sweep = Effect.zipLeft(sweepLifecycle, options.housekeeping ?? Effect.void).pipe(
       Effect.tap((swept) =>
         swept.purgedFiles + swept.expiredOutputs > 0 ? Effect.logInfo("lifecycle sweep", swept) : Effect.void),
       Effect.catchAllCause((cause) => Effect.logError("lifecycle sweep failed", cause))

@@ -17,7 +17,7 @@ import type { JobTransitionRefused } from "../../core/rules/jobs.js"
 import { claimNext, failJob, heartbeat, recoverLapsedLeases, succeedJob } from "../../core/services/worker.js"
 
 export interface WorkerLoopOptions {
-  /** This process's name as a lease owner; unique among running workers. */
+  /** This process's name as a lease owner; unique among running workers. With `concurrency` > 1, loop i is `${owner}#i`. */
   readonly owner: string
   /** Jobs run at once. Default 1: one job already keeps every core busy. */
   readonly concurrency?: number
@@ -108,17 +108,23 @@ export const workOnce = (owner: string) =>
 /** Runs `concurrency` loops of `workOnce` until interrupted; a failed pass is logged, then the loop goes on. */
 export const runWorker = (options: WorkerLoopOptions) => {
   const pause = Duration.decode(options.pollInterval ?? Duration.seconds(1))
-  const loop = Effect.gen(function*() {
+  // not a number (e.g. WORKER_CONCURRENCY=abc) is 1, not NaN loops: Math.max(1, NaN) is NaN, which made none
+  const requested = Math.floor(options.concurrency ?? 1)
+  const concurrency = Number.isFinite(requested) ? Math.max(1, requested) : 1
+  // Each loop holds its leases under a name of its own: with one shared name, a loop whose
+  // lease lapsed (heartbeats failing) could renew, fail or finish the job after another loop
+  // of this process had claimed it again.
+  const loop = (owner: string) => Effect.gen(function*() {
     for (;;) {
-      const worked = yield* workOnce(options.owner).pipe(
+      const worked = yield* workOnce(owner).pipe(
         Effect.map(Option.isSome),
         Effect.catchAllCause((cause) => Effect.as(Effect.logError("worker pass failed", cause), false))
       )
       if (!worked) yield* Effect.sleep(pause)
     }
   })
-  const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1))
-  return Effect.all(Array.from({ length: concurrency }, () => loop), { concurrency: "unbounded", discard: true }).pipe(
+  const owners = concurrency === 1 ? [options.owner] : Array.from({ length: concurrency }, (_, i) => `${options.owner}#${i + 1}`)
+  return Effect.all(owners.map(loop), { concurrency: "unbounded", discard: true }).pipe(
     Effect.andThen(Effect.never),
     Effect.annotateLogs({ worker: options.owner })
   )

@@ -8,7 +8,7 @@ import { Effect, Layer } from "effect"
 import { checkFfmpegAvailable } from "../../adapters/ffmpeg/probe.js"
 import { RnnoiseProvider } from "../../adapters/rnnoise/provider.js"
 import { loadConfig } from "../runtime/config.js"
-import { coreLayer } from "../runtime/layers.js"
+import { coreLayer, storageLayers } from "../runtime/layers.js"
 import { loadOrCreateKeys } from "../runtime/secrets.js"
 import { WorkerLive } from "./background.js"
 
@@ -22,8 +22,12 @@ const program = Effect.gen(function*() {
     Effect.tapError((error) => Effect.sync(() => console.error(`\nHush worker cannot start: ${error.message}\n`))),
     Effect.orElse(() => Effect.sync(() => process.exit(1)))
   )
-  const core = coreLayer(config, loadOrCreateKeys(config.dataDir), { runners: ["builtin"] })
-  const worker = WorkerLive({ concurrency: Number(process.env["WORKER_CONCURRENCY"] ?? 1) }).pipe(
+  const keys = loadOrCreateKeys(config.dataDir)
+  const core = coreLayer(config, keys, { runners: ["builtin"] })
+  const worker = WorkerLive({
+    concurrency: Number(process.env["WORKER_CONCURRENCY"] ?? 1),
+    housekeeping: storageLayers(config, keys).housekeeping
+  }).pipe(
     Layer.provide(RnnoiseProvider),
     Layer.provide(core)
   )
