@@ -129,6 +129,27 @@ describe("RNNoise engine", () => {
 })
 
 describe("PCM helpers", () => {
+  it("ChunkCutter: chunks cover the input exactly once, each with the audio before and after it", () => {
+    for (const [length, body, warmup, lookahead] of [[10_000, 960, 480, 960], [961, 960, 960, 960], [5, 960, 480, 960], [0, 480, 0, 480]]) {
+      for (const channels of [1, 2]) {
+        const pcm = new Float32Array(length * channels).map((_, i) => i)
+        const cutter = new ChunkCutter(channels, body, warmup, lookahead)
+        const tasks = [...cutter.push(pcm.subarray(0, 3 * channels)), ...cutter.push(pcm.subarray(3 * channels)), ...cutter.end()]
+        let start = 0 // sample frame where the next chunk's body starts
+        for (const task of tasks) {
+          const first = start - task.skip // the chunk begins with its warm-up
+          expect(task.skip).toBe(start === 0 ? 0 : warmup)
+          expect(task.pcm[0]).toBe(first * channels)
+          const frames = task.pcm.length / channels
+          expect(frames).toBe(Math.min(length, start + task.take + lookahead) - first)
+          expect(task.pcm.every((v, i) => v === first * channels + i)).toBe(true)
+          start += task.take
+        }
+        expect(start).toBe(length)
+      }
+    }
+  })
+
   it("FloatFrames reassembles float samples split anywhere, whole frames only", () => {
     const samples = new Float32Array([0.5, -0.25, 1, -1, 0.125, 0.75])
     const bytes = new Uint8Array(samples.buffer)
@@ -138,5 +159,10 @@ describe("PCM helpers", () => {
     expect(got).toEqual([...samples])
     expect(frames.samples).toBe(3)
     expect(frames.leftover).toBe(0)
+    // aligned whole frames come through as a view; a partial frame waits for the rest
+    const again = new FloatFrames(2)
+    expect([...again.push(bytes.subarray(0, 20))]).toEqual([0.5, -0.25, 1, -1])
+    expect(again.leftover).toBe(4)
+    expect([...again.push(bytes.subarray(20))]).toEqual([0.125, 0.75])
   })
 })

@@ -67,10 +67,10 @@ const readableStream = (readable: Readable): Stream.Stream<Uint8Array> =>
   Stream.fromAsyncIterable(readable as AsyncIterable<Uint8Array>, (error) => error).pipe(Stream.orDie)
 
 /** Writes one chunk, waiting for 'drain' when the pipe is full; false once the child stopped reading. */
-const write = (stdin: Writable, chunk: Uint8Array) =>
+const write = (stdin: Writable, chunk: Uint8Array, onWritten: (chunk: Uint8Array) => void) =>
   Effect.async<boolean>((resume) => {
     if (!stdin.writable) return resume(Effect.succeed(false))
-    if (stdin.write(chunk)) return resume(Effect.succeed(true))
+    if (stdin.write(chunk, () => onWritten(chunk))) return resume(Effect.succeed(true))
     const off = () => {
       stdin.off("drain", onDrain)
       stdin.off("close", onClose)
@@ -82,9 +82,21 @@ const write = (stdin: Writable, chunk: Uint8Array) =>
     return Effect.sync(off)
   })
 
-/** Feeds the stream to stdin, then closes it. Stops early (without error) if the child stops reading. */
-export const feed = <E, R>(stdin: Writable, input: Stream.Stream<Uint8Array, E, R>) =>
-  Stream.runForEachWhile(input, (chunk) => write(stdin, chunk)).pipe(
+/**
+ * Feeds the stream to stdin, then closes it. Stops early (without error) if the child stops
+ * reading. Not `Stream.runForEachWhile`: in effect 3.22 it keeps every chunk it has seen
+ * until the stream ends (its continuation nests per element), so memory grows with the input.
+ */
+export const feed = <E, R>(
+  stdin: Writable,
+  input: Stream.Stream<Uint8Array, E, R>,
+  /** Called once a chunk has been handed to the OS: its buffer may then be reused. */
+  onWritten: (chunk: Uint8Array) => void = () => {}
+) =>
+  input.pipe(
+    Stream.mapEffect((chunk) => write(stdin, chunk, onWritten)),
+    Stream.takeWhile((open) => open),
+    Stream.runDrain,
     Effect.andThen(Effect.sync(() => void stdin.end()))
   )
 

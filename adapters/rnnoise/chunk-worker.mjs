@@ -9,6 +9,7 @@ if (parentPort === null) throw new Error("chunk-worker.mjs runs in a worker thre
 
 parentPort.on("message", (request) => {
   try {
+    // In place: the chunk's own buffer goes back, a view on its output part.
     const out = denoiseChunk(request.pcm, request.channels, request.skip, request.take)
     parentPort.postMessage({ id: request.id, out }, [out.buffer])
   } catch (error) {

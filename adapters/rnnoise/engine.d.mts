@@ -30,13 +30,21 @@ export declare class Denoiser {
   constructor(channels: number)
   push(input: Float32Array): Float32Array
   end(): Float32Array
+  /**
+   * As `push`, writing into `out` from sample frame `at`; answers the sample frames written.
+   * `out` may be `input` itself (from 0, on a fresh denoiser): output never overtakes input.
+   */
+  pushInto(input: Float32Array, out: Float32Array, at: number): number
+  /** As `end`, writing into `out` from sample frame `at`; answers the sample frames written. */
+  endInto(out: Float32Array, at: number): number
   close(): void
 }
 
 /**
- * Denoises a chunk cut from a longer recording: `pcm` holds `skip` sample frames of warm-up
- * (audio just before the chunk, whose output is discarded), the chunk's `take` sample frames,
- * then look-ahead (audio just after it, at least MODEL_DELAY when there is any) so that the
- * chunk's last output samples are computed from the real audio that follows, not silence.
+ * Denoises, in place, a chunk cut from a longer recording: `pcm` holds `skip` sample frames
+ * of warm-up (audio just before the chunk, whose output is discarded), the chunk's `take`
+ * sample frames, then look-ahead (audio just after it, at least MODEL_DELAY when there is
+ * any) so that the chunk's last output samples are computed from the real audio that
+ * follows, not silence. Answers the chunk's output: a view of `pcm`.
  */
 export declare const denoiseChunk: (pcm: Float32Array, channels: number, skip: number, take: number) => Float32Array

@@ -52,17 +52,34 @@ export class Denoiser {
   }
 
   push(input) {
-    if (input.length % this.channels !== 0) throw new Error("input must hold whole sample frames")
-    this.#inputSamples += input.length / this.channels
-    return this.#consume(input, input.length / this.channels)
+    const out = new Float32Array(this.#ready(input.length / this.channels) * this.channels)
+    this.pushInto(input, out, 0)
+    return out
   }
 
   end() {
+    const out = new Float32Array((this.#inputSamples - this.#outputSamples) * this.channels)
+    this.endInto(out, 0)
+    return out
+  }
+
+  pushInto(input, out, at) {
+    if (input.length % this.channels !== 0) throw new Error("input must hold whole sample frames")
+    const frames = input.length / this.channels
+    this.#inputSamples += frames
+    return this.#consume(input, frames, out, at)
+  }
+
+  endInto(out, at) {
     const missing = this.#inputSamples - this.#outputSamples
-    if (missing <= 0) return new Float32Array(0)
+    if (missing <= 0) return 0
     // Whatever is pending, MODEL_DELAY + FRAME_SIZE of silence completes every output.
     const pad = MODEL_DELAY + FRAME_SIZE
-    return this.#consume(new Float32Array(pad * this.channels), pad).subarray(0, missing * this.channels)
+    const tail = new Float32Array(this.#ready(pad) * this.channels)
+    this.#consume(new Float32Array(pad * this.channels), pad, tail, 0)
+    out.set(tail.subarray(0, missing * this.channels), at * this.channels)
+    this.#outputSamples = this.#inputSamples
+    return missing
   }
 
   close() {
@@ -74,15 +91,21 @@ export class Denoiser {
     }
   }
 
-  #consume(input, samples) {
+  /** Output sample frames that `frames` more input frames complete. */
+  #ready(frames) {
+    return Math.max(0, Math.floor((this.#filled + frames) / FRAME_SIZE) * FRAME_SIZE - this.#skip)
+  }
+
+  // Output frame positions trail input positions by MODEL_DELAY, and each frame's input is
+  // copied into the WebAssembly heap before its output is written: `out` may be `input`.
+  #consume(input, samples, out, at) {
     if (this.#closed) throw new Error("the denoiser is closed")
     const channels = this.channels
     const frames = Math.floor((this.#filled + samples) / FRAME_SIZE)
-    const out = new Float32Array(Math.max(0, frames * FRAME_SIZE - this.#skip) * channels)
     // Read after the mallocs: a heap growth replaces the view.
     const heap = this.#module.HEAPF32
     let read = 0 // sample frames of `input` consumed
-    let written = 0 // sample frames of `out` written
+    let written = 0 // sample frames written to `out` from `at`
     for (let f = 0; f < frames; f++) {
       const take = FRAME_SIZE - this.#filled
       const drop = Math.min(this.#skip, FRAME_SIZE)
@@ -95,7 +118,7 @@ export class Denoiser {
           heap[k] = v > MAX_IN ? MAX_IN : v < -SCALE ? -SCALE : v
         }
         this.#module._rnnoise_process_frame(this.#states[c], pointer, pointer)
-        for (let i = drop, j = written * channels + c, k = base + drop; i < FRAME_SIZE; i++, j += channels, k++) {
+        for (let i = drop, j = (at + written) * channels + c, k = base + drop; i < FRAME_SIZE; i++, j += channels, k++) {
           const v = heap[k] / SCALE
           out[j] = v > 1 ? 1 : v < -1 ? -1 : v
         }
@@ -116,28 +139,18 @@ export class Denoiser {
     }
     this.#filled += rest
     this.#outputSamples += written
-    return out
+    return written
   }
 }
 
+// In place: the chunk's buffer comes back holding the output, nothing else is allocated
+// (a worker thread then keeps no garbage between chunks).
 export const denoiseChunk = (pcm, channels, skip, take) => {
   const denoiser = new Denoiser(channels)
-  const out = new Float32Array(take * channels)
-  let produced = 0 // sample frames of output so far
-  // Copies the part of `piece` that falls in [skip, skip + take) of the whole output.
-  const keep = (piece) => {
-    const frames = piece.length / channels
-    const from = Math.max(skip, produced)
-    const to = Math.min(skip + take, produced + frames)
-    if (to > from) out.set(piece.subarray((from - produced) * channels, (to - produced) * channels), (from - skip) * channels)
-    produced += frames
-  }
   try {
-    // A second at a time: the only full-size buffers are the chunk and its output.
-    const step = SAMPLE_RATE * channels
-    for (let at = 0; at < pcm.length; at += step) keep(denoiser.push(pcm.subarray(at, Math.min(pcm.length, at + step))))
-    keep(denoiser.end())
-    return out
+    const written = denoiser.pushInto(pcm, pcm, 0)
+    denoiser.endInto(pcm, written)
+    return pcm.subarray(skip * channels, (skip + take) * channels)
   } finally {
     denoiser.close()
   }

@@ -67,9 +67,15 @@ export class FloatFrames {
 
   push(bytes: Uint8Array): Float32Array {
     const frameBytes = 4 * this.channels
+    if (this.carry.length === 0 && bytes.byteOffset % 4 === 0) {
+      // The usual case: a view, no copy (a pipe read is a fresh buffer nobody else writes).
+      const usable = bytes.length - (bytes.length % frameBytes)
+      this.carry = bytes.slice(usable)
+      this.samples += usable / frameBytes
+      return new Float32Array(bytes.buffer, bytes.byteOffset, usable / 4)
+    }
     const total = this.carry.length + bytes.length
     const usable = total - (total % frameBytes)
-    // A fresh, aligned buffer: the engine and worker threads may keep or transfer it.
     const out = new Uint8Array(usable)
     const fromCarry = Math.min(this.carry.length, usable)
     out.set(this.carry.subarray(0, fromCarry))
@@ -96,10 +102,44 @@ export interface ChunkTask {
   readonly take: number
 }
 
+const owners = new WeakMap<ArrayBufferLike, BufferBank>()
+
+/**
+ * Chunk buffers for reuse. A chunk's buffer lives for seconds (cut, denoised on a thread,
+ * encoded), long enough to outlive young-generation GCs: left to the GC, these buffers pile
+ * up in the old generation (tens of MB) until a full collection.
+ */
+export class BufferBank {
+  private readonly free: Array<ArrayBuffer> = []
+
+  constructor(readonly bytes: number, readonly keep: number) {}
+
+  take(): ArrayBuffer {
+    return this.free.pop() ?? new ArrayBuffer(this.bytes)
+  }
+
+  /** Marks `buffer` as this bank's (a buffer back from a worker thread is a new object). */
+  own(buffer: ArrayBufferLike): void {
+    if (buffer.byteLength === this.bytes) owners.set(buffer, this)
+  }
+
+  give(buffer: ArrayBuffer): void {
+    if (this.free.length < this.keep) this.free.push(buffer)
+  }
+}
+
+/** Hands a buffer back to the bank that owns it once nothing reads it any more; others are left to the GC. */
+export const recycle = (buffer: ArrayBufferLike): void => {
+  const bank = owners.get(buffer)
+  if (bank === undefined) return
+  owners.delete(buffer)
+  bank.give(buffer as ArrayBuffer)
+}
+
 /**
  * Cuts interleaved PCM into chunks of `body` sample frames, each preceded by `warmup` frames
  * of the audio before it and followed by `lookahead` frames of the audio after it. Memory:
- * one chunk being filled.
+ * one chunk being filled; full chunks take their buffers from `bank`.
  */
 export class ChunkCutter {
   private buffer: Float32Array
@@ -110,10 +150,12 @@ export class ChunkCutter {
     readonly channels: number,
     readonly body: number,
     readonly warmup: number,
-    readonly lookahead: number
+    readonly lookahead: number,
+    private readonly bank = new BufferBank((warmup + body + lookahead) * channels * 4, 0)
   ) {
     if (warmup > body) throw new Error("the warm-up cannot be longer than a chunk")
-    this.buffer = new Float32Array((body + lookahead) * channels)
+    if (bank.bytes !== (warmup + body + lookahead) * channels * 4) throw new Error("the bank's buffers do not fit a chunk")
+    this.buffer = new Float32Array(bank.take(), 0, (body + lookahead) * channels)
   }
 
   push(samples: Float32Array): Array<ChunkTask> {
@@ -150,7 +192,7 @@ export class ChunkCutter {
     const full = this.buffer
     const task = { pcm: full, channels, skip: this.bodyStart, take: this.body }
     const keepFrom = this.bodyStart + this.body - this.warmup
-    this.buffer = new Float32Array((this.warmup + this.body + this.lookahead) * channels)
+    this.buffer = new Float32Array(this.bank.take())
     this.buffer.set(full.subarray(keepFrom * channels, this.filled * channels))
     this.filled -= keepFrom
     this.bodyStart = this.warmup

@@ -12,7 +12,7 @@ import { ProviderFailure } from "../../core/ports/denoise-provider.js"
 import { AUDIO_DEMUXERS } from "../ffmpeg/probe.js"
 import { feed, firstError, spawnChild, unexpected } from "./child.js"
 import { Denoiser, FRAME_SIZE, MODEL_DELAY, SAMPLE_RATE } from "./engine.mjs"
-import { ChunkCutter, FloatFrames, isFloatPcm, parseWavHeader } from "./pcm.js"
+import { BufferBank, ChunkCutter, FloatFrames, isFloatPcm, parseWavHeader, recycle } from "./pcm.js"
 import type { ChunkPool } from "./pool.js"
 
 export interface PipelineOptions {
@@ -78,8 +78,11 @@ const openDecoder = <E>(ffmpeg: string, input: Stream.Stream<Uint8Array, E> | st
     /** After the decoder's output ended: an input error, a crash (defect) or its judgement of the input. */
     const verdict = (samples: number) =>
       Effect.gen(function*() {
+        console.error("verdict: joining feeder", samples)
         yield* Fiber.join(feeder)
+        console.error("verdict: feeder joined")
         const outcome = yield* child.outcome
+        console.error("verdict: outcome", outcome)
         const fault = unexpected(ffmpeg, outcome)
         if (fault !== undefined) return yield* Effect.die(fault)
         const stderr = child.stderr()
@@ -155,12 +158,16 @@ const denoiseInChunks = <E>(pcm: Stream.Stream<Float32Array, E>, channels: numbe
   const chunk = framesOf(options.chunkSeconds ??
     Math.min(MAX_CHUNK_SECONDS, Math.max(MIN_CHUNK_SECONDS, options.durationSeconds / pool.size)))
   const warmup = Math.min(chunk, framesOf(options.warmupSeconds ?? DEFAULT_WARMUP_SECONDS))
+  const lookahead = MODEL_DELAY + FRAME_SIZE
   return Stream.suspend(() => {
-    const cutter = new ChunkCutter(channels, chunk, warmup, MODEL_DELAY + FRAME_SIZE)
+    // Enough buffers for the chunks in flight: being cut, on the threads, awaiting their
+    // turn, being encoded. Returned by `recycle` once the encoder has them.
+    const bank = new BufferBank((warmup + chunk + lookahead) * channels * 4, 2 * pool.size + 2)
+    const cutter = new ChunkCutter(channels, chunk, warmup, lookahead, bank)
     return pcm.pipe(
       Stream.mapConcat((samples) => cutter.push(samples)),
       Stream.concat(Stream.suspend(() => Stream.fromIterable(cutter.end()))),
-      Stream.mapEffect((task) => pool.run(task), { concurrency: pool.size })
+      Stream.mapEffect((task) => Effect.tap(pool.run(task), (out) => bank.own(out.buffer)), { concurrency: pool.size })
     )
   })
 }
@@ -206,7 +213,7 @@ export const denoiseToMp3 = <E>(
     const samples = denoisePcm(decoded.pcm, decoded.channels, options).pipe(
       Stream.map((s) => new Uint8Array(s.buffer, s.byteOffset, s.byteLength))
     )
-    const feeder = yield* Effect.forkScoped(feed(encoder.stdin, samples))
+    const feeder = yield* Effect.forkScoped(feed(encoder.stdin, samples, (bytes) => recycle(bytes.buffer)).pipe(Effect.onExit((e) => Effect.sync(() => console.error("encoder feeder exit", e._tag)))))
     const encoded = Effect.gen(function*() {
       const outcome = yield* encoder.outcome
       const fault = unexpected(ffmpeg, outcome)

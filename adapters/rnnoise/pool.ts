@@ -9,6 +9,7 @@ import type { ChunkTask } from "./pcm.js"
 
 export interface ChunkPool {
   readonly size: number
+  /** Denoises the chunk in its own buffer, which is transferred: the task's `pcm` is unusable afterwards. */
   readonly run: (task: ChunkTask) => Effect.Effect<Float32Array>
 }
 
@@ -63,10 +64,8 @@ class Threads {
       const worker = this.idle.pop() ?? this.spawn()
       const pending = this.queue.shift()!
       this.running.set(worker, pending)
-      const { pcm } = pending.request
-      // Transfer instead of copying when the samples own their whole buffer.
-      const owned = pcm.byteOffset === 0 && pcm.byteLength === pcm.buffer.byteLength
-      worker.postMessage(pending.request, owned ? [pcm.buffer as ArrayBuffer] : [])
+      // The samples' buffer moves to the thread (no copy) and comes back holding the output.
+      worker.postMessage(pending.request, [pending.request.pcm.buffer as ArrayBuffer])
     }
   }
 
