@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import type { Readable, Writable } from "node:stream"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Stream } from "effect"
 
 export const FFMPEG_MISSING =
@@ -62,9 +63,13 @@ const kill = (child: ChildProcess) => {
   if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
 }
 
-/** A Readable as a Stream: the async iterator pauses the pipe until the next pull. */
+/**
+ * A Readable as a Stream that reads only when pulled. Not `Stream.fromAsyncIterable`: closing
+ * it while a read is pending would wait for that read (an async generator's `return` queues
+ * behind its pending `next`), forever when the child waits for input that no longer comes.
+ */
 const readableStream = (readable: Readable): Stream.Stream<Uint8Array> =>
-  Stream.fromAsyncIterable(readable as AsyncIterable<Uint8Array>, (error) => error).pipe(Stream.orDie)
+  NodeStream.fromReadable<Error, Uint8Array>(() => readable, (error) => error as Error).pipe(Stream.orDie)
 
 /** Writes one chunk, waiting for 'drain' when the pipe is full; false once the child stopped reading. */
 const write = (stdin: Writable, chunk: Uint8Array, onWritten: (chunk: Uint8Array) => void) =>

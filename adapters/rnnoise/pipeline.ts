@@ -78,21 +78,17 @@ const openDecoder = <E>(ffmpeg: string, input: Stream.Stream<Uint8Array, E> | st
     /** After the decoder's output ended: an input error, a crash (defect) or its judgement of the input. */
     const verdict = (samples: number) =>
       Effect.gen(function*() {
-        console.error("verdict: joining feeder", samples)
         yield* Fiber.join(feeder)
-        console.error("verdict: feeder joined")
         const outcome = yield* child.outcome
-        console.error("verdict: outcome", outcome)
         const fault = unexpected(ffmpeg, outcome)
         if (fault !== undefined) return yield* Effect.die(fault)
         const stderr = child.stderr()
+        // Read from a pipe, such an MP4 fails with "partial file" (with exit status 0 or 1).
+        const seekable = samples === 0 && typeof input !== "string" && stderr.includes("partial file")
         if (outcome._tag === "Exited" && outcome.code !== 0) {
-          return {
-            failure: `the input could not be decoded: ${firstError(stderr)}`,
-            seekable: samples === 0 && typeof input !== "string" && stderr.includes("partial file")
-          }
+          return { failure: `the input could not be decoded: ${firstError(stderr)}`, seekable }
         }
-        return { failure: samples === 0 ? "the input holds no audio samples" : undefined, seekable: false }
+        return { failure: samples === 0 ? "the input holds no audio samples" : undefined, seekable }
       })
     const refuse = (message: string) => new ProviderFailure({ message, retryable: false })
 
@@ -107,7 +103,8 @@ const openDecoder = <E>(ffmpeg: string, input: Stream.Stream<Uint8Array, E> | st
       }
       for (const bytes of next.value) head = concatBytes(head, bytes)
       const format = parseWavHeader(head)
-      if (format === "more") continue
+      // Until a first sample arrives it is not known whether the input must be re-read.
+      if (format === "more" || head.length - format.dataOffset < 4 * format.channels) continue
       if (!isFloatPcm(format, SAMPLE_RATE) || format.channels > 2) {
         return yield* Effect.dieMessage(`the decoder wrote unexpected PCM: ${JSON.stringify(format)}`)
       }
@@ -193,7 +190,11 @@ export const denoisePcm = <E>(pcm: Stream.Stream<Float32Array, E>, channels: num
   })
 }
 
-/** The whole pipeline: see the module comment. Interrupting the stream kills both ffmpeg processes. */
+/**
+ * The whole pipeline: see the module comment. Interrupting the stream kills both ffmpeg
+ * processes. `input` is run a second time (spooled to a temporary file) for an MP4 whose
+ * index follows the data (over ~5 MB); it must then read the object afresh.
+ */
 export const denoiseToMp3 = <E>(
   input: Stream.Stream<Uint8Array, E>,
   options: PipelineOptions
@@ -213,7 +214,7 @@ export const denoiseToMp3 = <E>(
     const samples = denoisePcm(decoded.pcm, decoded.channels, options).pipe(
       Stream.map((s) => new Uint8Array(s.buffer, s.byteOffset, s.byteLength))
     )
-    const feeder = yield* Effect.forkScoped(feed(encoder.stdin, samples, (bytes) => recycle(bytes.buffer)).pipe(Effect.onExit((e) => Effect.sync(() => console.error("encoder feeder exit", e._tag)))))
+    const feeder = yield* Effect.forkScoped(feed(encoder.stdin, samples, (bytes) => recycle(bytes.buffer)))
     const encoded = Effect.gen(function*() {
       const outcome = yield* encoder.outcome
       const fault = unexpected(ffmpeg, outcome)
