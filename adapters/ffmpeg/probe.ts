@@ -2,13 +2,12 @@ import { spawn, execFile, type ChildProcessWithoutNullStreams } from "node:child
 import { mkdtemp, open, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { Writable } from "node:stream"
 import { Duration, Effect, Layer, Stream } from "effect"
+import { FFMPEG_MISSING_MESSAGE, writeChunk } from "./process.js"
 import { AudioProbe, AudioRejected, type ProbeResult } from "../../core/ports/audio.js"
 import type { BlobError } from "../../core/ports/blob-store.js"
 
-export const FFMPEG_MISSING_MESSAGE =
-  "ffmpeg is not installed or not on PATH: install it (Debian/Ubuntu: apt-get install -y ffmpeg; macOS: brew install ffmpeg)"
+export { FFMPEG_MISSING_MESSAGE }
 
 /** 10 minutes of MP3 decode in ~0.6 s on 2 vCPU: two minutes covers hours of audio on a busy host. */
 export const DEFAULT_PROBE_TIME_LIMIT_MS = 120_000
@@ -37,21 +36,6 @@ const missing = (error: NodeJS.ErrnoException) =>
   error.code === "ENOENT" ? new Error(FFMPEG_MISSING_MESSAGE, { cause: error }) : error
 
 /** Writes one chunk, waiting for 'drain' when the pipe is full; false once ffmpeg stopped reading. */
-const write = (stdin: Writable, chunk: Uint8Array) =>
-  Effect.async<boolean>((resume) => {
-    if (!stdin.writable) return resume(Effect.succeed(false))
-    if (stdin.write(chunk)) return resume(Effect.succeed(true))
-    const off = () => {
-      stdin.off("drain", onDrain)
-      stdin.off("close", onClose)
-    }
-    const onDrain = () => (off(), resume(Effect.succeed(true)))
-    const onClose = () => (off(), resume(Effect.succeed(false)))
-    stdin.on("drain", onDrain)
-    stdin.on("close", onClose)
-    return Effect.sync(off)
-  })
-
 /** Runs one ffmpeg decode to counted PCM; the child is killed whenever this is interrupted. */
 const decode = (ffmpegPath: string, args: ReadonlyArray<string>, input?: Stream.Stream<Uint8Array, BlobError>) =>
   Effect.scoped(Effect.gen(function*() {
@@ -84,7 +68,7 @@ const decode = (ffmpegPath: string, args: ReadonlyArray<string>, input?: Stream.
       : input.pipe(
         Stream.mapEffect((chunk) => {
           inputBytes += chunk.length
-          return write(child.stdin, chunk)
+          return writeChunk(child.stdin, chunk)
         }),
         Stream.takeWhile((open) => open),
         Stream.runDrain,

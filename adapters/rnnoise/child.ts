@@ -7,9 +7,8 @@ import { type ChildProcess, spawn } from "node:child_process"
 import type { Readable, Writable } from "node:stream"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Stream } from "effect"
+import { FFMPEG_MISSING_MESSAGE, writeChunk } from "../ffmpeg/process.js"
 
-export const FFMPEG_MISSING =
-  "ffmpeg is not installed or not on PATH: install it (Debian/Ubuntu: apt-get install -y ffmpeg; macOS: brew install ffmpeg)"
 
 const STDERR_TAIL = 8 * 1024
 
@@ -72,21 +71,6 @@ const readableStream = (readable: Readable): Stream.Stream<Uint8Array> =>
   NodeStream.fromReadable<Error, Uint8Array>(() => readable, (error) => error as Error).pipe(Stream.orDie)
 
 /** Writes one chunk, waiting for 'drain' when the pipe is full; false once the child stopped reading. */
-const write = (stdin: Writable, chunk: Uint8Array, onWritten: (chunk: Uint8Array) => void) =>
-  Effect.async<boolean>((resume) => {
-    if (!stdin.writable) return resume(Effect.succeed(false))
-    if (stdin.write(chunk, () => onWritten(chunk))) return resume(Effect.succeed(true))
-    const off = () => {
-      stdin.off("drain", onDrain)
-      stdin.off("close", onClose)
-    }
-    const onDrain = () => (off(), resume(Effect.succeed(true)))
-    const onClose = () => (off(), resume(Effect.succeed(false)))
-    stdin.on("drain", onDrain)
-    stdin.on("close", onClose)
-    return Effect.sync(off)
-  })
-
 /**
  * Feeds the stream to stdin, then closes it. Stops early (without error) if the child stops
  * reading. Not `Stream.runForEachWhile`: in effect 3.22 it keeps every chunk it has seen
@@ -99,7 +83,7 @@ export const feed = <E, R>(
   onWritten: (chunk: Uint8Array) => void = () => {}
 ) =>
   input.pipe(
-    Stream.mapEffect((chunk) => write(stdin, chunk, onWritten)),
+    Stream.mapEffect((chunk) => writeChunk(stdin, chunk, onWritten)),
     Stream.takeWhile((open) => open),
     Stream.runDrain,
     Effect.andThen(Effect.sync(() => void stdin.end()))
@@ -116,7 +100,7 @@ export const firstError = (stderr: string) => {
 /** A child that did not start or was killed is a fault of this service, not of the audio. */
 export const unexpected = (command: string, outcome: Outcome): Error | undefined => {
   if (outcome._tag === "SpawnFailed") {
-    return outcome.error.code === "ENOENT" ? new Error(FFMPEG_MISSING, { cause: outcome.error }) : outcome.error
+    return outcome.error.code === "ENOENT" ? new Error(FFMPEG_MISSING_MESSAGE, { cause: outcome.error }) : outcome.error
   }
   if (outcome.signal !== null) return new Error(`${command} was killed by ${outcome.signal}`)
   return undefined
