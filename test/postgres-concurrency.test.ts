@@ -7,7 +7,11 @@
  * These run against the real server only: PGlite is one session inside one process.
  */
 import { MIGRATIONS } from "../adapters/postgres/migrations.js"
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
+import { MemoryBlobStore } from "../adapters/memory/blob-store.js"
+import { DEFAULT_LIMITS, LimitsConfig } from "../core/domain/limits.js"
+import { authenticate } from "../core/services/caller.js"
+import { createFile } from "../core/services/files.js"
 import { spawn } from "node:child_process"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
@@ -207,4 +211,32 @@ describe("postgres, several processes", () => {
     }
     console.log(`claims: ${results.map((r) => `pid ${r.pid as number} claimed ${(r.claims as Array<unknown>).length}`).join("; ")}`)
   }, 120_000)
+})
+
+describe("postgres, upload quotas under concurrency", () => {
+  it("20 concurrent file creations of one account against 5 open uploads: exactly 5 created", async () => {
+    const url = await freshDatabase("hush_quota")
+    // the last layer's LimitsConfig wins over the default one of postgresServices
+    const services = Layer.mergeAll(
+      postgresServices(url, { maxConnections: 10 }),
+      MemoryBlobStore,
+      Layer.succeed(LimitsConfig, { ...DEFAULT_LIMITS, openUploads: 5 })
+    )
+    const outcome = await Effect.runPromise(Effect.gen(function*() {
+      const created = yield* createAccountWithKeys({ email: "quota@example.com" })
+      const caller = yield* authenticate(`Bearer ${created.liveKey}`)
+      const results = yield* Effect.all(
+        Array.from({ length: 20 }, (_, i) =>
+          Effect.either(createFile(caller, { filename: `f${i}.wav`, sizeBytes: 1_000, contentType: "audio/wav" }))),
+        { concurrency: "unbounded" }
+      )
+      const open = yield* Effect.flatMap(FileRepo, (files) => files.countOpenUploads(created.account.id, "live", Date.now()))
+      return { results, open }
+    }).pipe(Effect.provide(services)))
+    const created = outcome.results.filter((r) => r._tag === "Right")
+    const refused = outcome.results.filter((r) => r._tag === "Left").map((r) => (r as { left: { _tag: string } }).left._tag)
+    expect(created).toHaveLength(5)
+    expect(refused).toEqual(Array(15).fill("QuotaExceeded"))
+    expect(outcome.open).toBe(5)
+  }, 60_000)
 })

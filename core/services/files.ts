@@ -6,7 +6,7 @@ import { InvalidRequest, NotFound, QuotaExceeded } from "../errors.js"
 import { AudioProbe } from "../ports/audio.js"
 import { BlobStore, type UploadTarget } from "../ports/blob-store.js"
 import { IdGenerator } from "../ports/ids.js"
-import { FileRepo, JobRepo } from "../ports/repositories.js"
+import { FileRepo, JobRepo, WalletRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import { checkDeletable, checkNewFile, completeUpload, markReady, markRejected, planUpload, requireScope } from "../rules/index.js"
 import { HOUR } from "../time.js"
@@ -93,11 +93,13 @@ export const createFile = (caller: Caller, request: NewFile) =>
       readyAt: null,
       rejectedAt: null
     })
-    // quotas are checked again with the insert, so concurrent creates cannot overshoot together
-    yield* transactionally(Effect.zipRight(
+    // quotas are checked again with the insert, under the account's lock (the wallet row), so
+    // concurrent creates of one account cannot overshoot together
+    yield* transactionally(Effect.all([
+      Effect.flatMap(WalletRepo, (wallets) => wallets.lock(caller.accountId)),
       checkUploadQuotas(caller, request.sizeBytes, now),
       Effect.flatMap(FileRepo, (files) => files.insert(file))
-    )).pipe(Effect.tapError(() =>
+    ], { discard: true })).pipe(Effect.tapError(() =>
       target._tag === "Multipart"
         ? blobs.abortMultipart({ key: storageKey, uploadId: target.uploadId }).pipe(Effect.ignore)
         : Effect.void
