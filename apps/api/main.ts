@@ -1,17 +1,17 @@
 /**
  * `npm start`: the API, the storage handler, validation and the built-in worker on embedded defaults.
- * PORT (8787), DATA_DIR (./.hush), PUBLIC_BASE_URL. SIGTERM/SIGINT shut down gracefully.
+ * PORT (8787), DATA_DIR (./.hush), PUBLIC_BASE_URL; GPU_PROVIDER_URL/_TOKEN/_NAME add the GPU
+ * provider's models (apps/runtime/config.ts). SIGTERM/SIGINT shut down gracefully.
  */
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { checkFfmpegAvailable } from "../../adapters/ffmpeg/probe.js"
-import { RnnoiseProvider } from "../../adapters/rnnoise/provider.js"
 import { WorkerLive } from "../worker/background.js"
 import { AdminSocketLive } from "../runtime/admin-socket.js"
 import { loadConfig } from "../runtime/config.js"
-import { coreLayer, storageLayers } from "../runtime/layers.js"
+import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "../runtime/layers.js"
 import { loadOrCreateKeys } from "../runtime/secrets.js"
 import { apiLayer } from "./server.js"
 
@@ -22,14 +22,14 @@ const program = Effect.gen(function*() {
     Effect.orElse(() => Effect.sync(() => process.exit(1)))
   )
   const keys = loadOrCreateKeys(config.dataDir)
-  const core = coreLayer(config, keys, { runners: ["builtin"] })
+  const core = coreLayer(config, keys, { runners: configuredRunners(config) })
   const storage = storageLayers(config, keys)
   const http = apiLayer({ publicBaseUrl: config.publicBaseUrl, env: config.env, gpuConfigured: false }, storage.routes).pipe(
     HttpServer.withLogAddress,
     Layer.provide(NodeHttpServer.layer(createServer, { port: config.port }))
   )
   // the built-in worker runs here unless HUSH_WORKER=off (e.g. when workers run apart, on PostgreSQL)
-  const worker = process.env["HUSH_WORKER"] === "off" ? Layer.empty : WorkerLive({ housekeeping: storage.housekeeping }).pipe(Layer.provide(RnnoiseProvider))
+  const worker = process.env["HUSH_WORKER"] === "off" ? Layer.empty : WorkerLive({ housekeeping: storage.housekeeping }).pipe(Layer.provide(denoiseProviderLayer(config)))
   const server = Layer.mergeAll(http, AdminSocketLive(config.dataDir), worker).pipe(Layer.provide(core))
   yield* Effect.logInfo(`Hush ${config.env}: data in ${config.dataDir}, store ${config.store}, links at ${config.publicBaseUrl}`)
   return yield* Layer.launch(server)

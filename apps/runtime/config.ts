@@ -2,13 +2,31 @@
  * Configuration shared by the API, the worker and the CLI (decisions.md: they read the same
  * settings, so a CLI command acts on the server's data).
  */
-import { Config, Effect, Option } from "effect"
+import { Config, ConfigError, Effect, Option, Redacted } from "effect"
 import { resolve } from "node:path"
+import type { RetryPolicy } from "../../adapters/http-provider/client.js"
 import type { Limits } from "../../core/domain/limits.js"
 
 export type StoreKind = "memory" | "embedded" | "postgres"
 /** Where file bytes live: the local disk of this node, or S3 (any S3-compatible store). */
 export type BlobStoreKind = "local" | "s3"
+
+/**
+ * A remote GPU host speaking docs/gpu-provider-protocol.md: `GPU_PROVIDER_URL` (its base URL;
+ * set means configured), `GPU_PROVIDER_TOKEN` (bearer token, required with the URL),
+ * `GPU_PROVIDER_NAME` (the runner name models refer to, default `gpu`), and optionally
+ * `GPU_PROVIDER_POLL_MS`, `GPU_PROVIDER_DEADLINE_MS`, `GPU_PROVIDER_TIMEOUT_MS` (per request).
+ */
+export interface GpuProviderConfig {
+  readonly name: string
+  readonly url: string
+  readonly token: Redacted.Redacted<string>
+  readonly pollIntervalMs?: number | undefined
+  readonly deadlineMs?: number | undefined
+  readonly requestTimeoutMs?: number | undefined
+  /** Retries of each call (not read from the environment: the defaults, or a test's). */
+  readonly retry?: Partial<RetryPolicy> | undefined
+}
 
 export interface HushConfig {
   readonly port: number
@@ -26,7 +44,50 @@ export interface HushConfig {
    * death shorten it so that a lapse comes within seconds.
    */
   readonly limits?: Partial<Limits>
+  /** The GPU provider, when GPU_PROVIDER_URL is set: its runner is then configured (catalog) and run (worker). */
+  readonly gpuProvider?: GpuProviderConfig | undefined
 }
+
+const positiveMs = (name: string) =>
+  Config.option(Config.integer(name).pipe(
+    Config.validate({ message: `${name} must be a positive number of milliseconds`, validation: (ms) => ms > 0 })
+  )).pipe(Config.map(Option.getOrUndefined))
+
+/** Undefined unless GPU_PROVIDER_URL is set (an empty value counts as unset). */
+export const loadGpuProviderConfig = Effect.gen(function*() {
+  const url = Option.filter(
+    Option.map(yield* Config.option(Config.string("GPU_PROVIDER_URL")), (text) => text.trim()),
+    (text) => text !== ""
+  )
+  if (Option.isNone(url)) return undefined
+  let parsed: URL | undefined
+  try {
+    parsed = new URL(url.value)
+  } catch {
+    parsed = undefined
+  }
+  if (parsed === undefined || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) {
+    return yield* Effect.fail(ConfigError.InvalidData(["GPU_PROVIDER_URL"], "GPU_PROVIDER_URL must be an http(s) URL"))
+  }
+  const token = yield* Config.redacted("GPU_PROVIDER_TOKEN").pipe(
+    Config.validate({ message: "GPU_PROVIDER_TOKEN must not be empty", validation: (token) => Redacted.value(token).trim() !== "" })
+  )
+  const name = yield* Config.string("GPU_PROVIDER_NAME").pipe(
+    Config.withDefault("gpu"),
+    Config.validate({
+      message: "GPU_PROVIDER_NAME must be a runner name (letters, digits, '-', '_') other than 'builtin'",
+      validation: (name) => /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(name) && name !== "builtin"
+    })
+  )
+  return {
+    name,
+    url: url.value,
+    token,
+    pollIntervalMs: yield* positiveMs("GPU_PROVIDER_POLL_MS"),
+    deadlineMs: yield* positiveMs("GPU_PROVIDER_DEADLINE_MS"),
+    requestTimeoutMs: yield* positiveMs("GPU_PROVIDER_TIMEOUT_MS")
+  } satisfies GpuProviderConfig
+})
 
 export const loadConfig = Effect.gen(function*() {
   const port = yield* Config.integer("PORT").pipe(Config.withDefault(8787))
@@ -43,5 +104,6 @@ export const loadConfig = Effect.gen(function*() {
     Config.validate({ message: "HUSH_JOB_LEASE_MS must be a positive number of milliseconds", validation: (ms) => ms > 0 })
   ))
   const limits: Partial<Limits> = Option.match(jobLeaseMs, { onNone: () => ({}), onSome: (ms) => ({ jobLeaseMs: ms }) })
-  return { port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore, redisUrl, limits } satisfies HushConfig
+  const gpuProvider = yield* loadGpuProviderConfig
+  return { port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore, redisUrl, limits, gpuProvider } satisfies HushConfig
 })

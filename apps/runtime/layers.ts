@@ -7,6 +7,8 @@ import { Effect, Layer, Option } from "effect"
 import { createReadStream } from "node:fs"
 import { join } from "node:path"
 import { FfmpegAudioProbe } from "../../adapters/ffmpeg/probe.js"
+import { makeHttpProvider, makeRoutingProvider } from "../../adapters/http-provider/index.js"
+import { BUILTIN_RUNNER, RnnoiseProvider } from "../../adapters/rnnoise/provider.js"
 import { TEST_MODE_SAMPLE_BITRATE_KBPS, TEST_MODE_SAMPLE_CONTENT_TYPE, TEST_MODE_SAMPLE_PATH } from "../../adapters/ffmpeg/sample.js"
 import { LocalStorageConfig, localStorageRoutes, makeLocalStorage, sweepStale } from "../../adapters/local-storage/index.js"
 import { layerFromEnv as S3BlobStoreFromEnv } from "../../adapters/s3/index.js"
@@ -20,6 +22,7 @@ import { DEFAULT_MODEL_DEFINITIONS, makeCatalog, ModelCatalog } from "../../core
 import { DeploymentSecrets, TestSample } from "../../core/domain/deployment.js"
 import { DEFAULT_LIMITS, type Limits, LimitsConfig } from "../../core/domain/limits.js"
 import { BlobError, BlobStore } from "../../core/ports/blob-store.js"
+import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
 import type { HushConfig } from "./config.js"
 import type { DeploymentKeys } from "./secrets.js"
 
@@ -75,6 +78,31 @@ export const storageLayers = (config: HushConfig, keys: DeploymentKeys) => {
     // staging of lapsed multipart uploads and temp files a crash left behind
     housekeeping: sweepStale().pipe(Effect.provide(LocalStorageConfig.layer(options)), Effect.asVoid)
   }
+}
+
+/** The model runners this deployment has: the built-in CPU worker always, the GPU provider when configured. */
+export const configuredRunners = (config: HushConfig): ReadonlyArray<string> =>
+  config.gpuProvider === undefined ? [BUILTIN_RUNNER] : [BUILTIN_RUNNER, config.gpuProvider.name]
+
+/**
+ * The worker's DenoiseProvider for the configured runners: RNNoise alone, or RNNoise and the
+ * GPU provider (HTTP) behind a router that sends each model to its runner's provider.
+ */
+export const denoiseProviderLayer = (config: HushConfig): Layer.Layer<DenoiseProvider, never, BlobStore | ModelCatalog> => {
+  const gpu = config.gpuProvider
+  if (gpu === undefined) return RnnoiseProvider
+  return makeRoutingProvider([
+    RnnoiseProvider,
+    makeHttpProvider({
+      name: gpu.name,
+      baseUrl: gpu.url,
+      token: gpu.token,
+      pollIntervalMs: gpu.pollIntervalMs,
+      deadlineMs: gpu.deadlineMs,
+      requestTimeoutMs: gpu.requestTimeoutMs,
+      retry: gpu.retry
+    })
+  ])
 }
 
 /** Everything the core's services need, for one process. */

@@ -6,9 +6,8 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { checkFfmpegAvailable } from "../../adapters/ffmpeg/probe.js"
-import { RnnoiseProvider } from "../../adapters/rnnoise/provider.js"
 import { loadConfig } from "../runtime/config.js"
-import { coreLayer, storageLayers } from "../runtime/layers.js"
+import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "../runtime/layers.js"
 import { loadOrCreateKeys } from "../runtime/secrets.js"
 import { WorkerLive } from "./background.js"
 
@@ -23,12 +22,12 @@ const program = Effect.gen(function*() {
     Effect.orElse(() => Effect.sync(() => process.exit(1)))
   )
   const keys = loadOrCreateKeys(config.dataDir)
-  const core = coreLayer(config, keys, { runners: ["builtin"] })
+  const core = coreLayer(config, keys, { runners: configuredRunners(config) })
   const worker = WorkerLive({
     concurrency: Number(process.env["WORKER_CONCURRENCY"] ?? 1),
     housekeeping: storageLayers(config, keys).housekeeping
   }).pipe(
-    Layer.provide(RnnoiseProvider),
+    Layer.provide(denoiseProviderLayer(config)),
     Layer.provide(core)
   )
   return yield* Layer.launch(worker)

@@ -47,7 +47,19 @@ export const RNNOISE: ModelDefinition = {
   output: { format: "mp3", bitrateKbps: 192 }
 }
 
-export const DEFAULT_MODEL_DEFINITIONS: ReadonlyArray<ModelDefinition> = [RNNOISE]
+/** Run by the GPU provider configured as runner `gpu` (GPU_PROVIDER_URL); `retired` where there is none. */
+export const DENOISE_PRO: ModelDefinition = {
+  id: "hush/denoise-pro",
+  task: "denoise",
+  name: "Hush Denoise Pro",
+  description: "Large neural speech denoiser run on GPU hosts; available where a GPU provider is configured.",
+  runner: "gpu",
+  pricing: { unit: "second", unitPriceMicros: 300, minUnits: 10, pricingVersion: 1 },
+  limits: { maxBytes: null, maxSeconds: null },
+  output: { format: "mp3", bitrateKbps: 192 }
+}
+
+export const DEFAULT_MODEL_DEFINITIONS: ReadonlyArray<ModelDefinition> = [RNNOISE, DENOISE_PRO]
 
 export const makeCatalog = (
   definitions: ReadonlyArray<ModelDefinition>,

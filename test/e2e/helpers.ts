@@ -144,7 +144,7 @@ export const ffprobeDuration = (bytes: Uint8Array, name = "probe.bin"): { format
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Calls `get` until `done` holds for its reply (or fails after `timeoutMs`). */
-export const pollUntil = async (get: () => Promise<Reply>, done: (reply: Reply) => boolean, timeoutMs = 15_000): Promise<Reply> => {
+export const pollUntil = async (get: () => Promise<Reply>, done: (reply: Reply) => boolean, timeoutMs = 45_000): Promise<Reply> => {
   const started = Date.now()
   for (;;) {
     const reply = await get()

@@ -4,7 +4,8 @@
  * services the server uses (e.g. to create accounts as the operator CLI would).
  *
  * Options: `limits` (partial override of the configured numbers), `runners` (the model
- * runners this deployment has; `[]` retires every model), `clock` (a Clock every fiber of
+ * runners this deployment has; `[]` retires every model; default those of the configuration:
+ * `builtin`, and the GPU provider's with `gpuProvider`), `clock` (a Clock every fiber of
  * the server reads, e.g. test/support/clock.ts), and `override` (a layer built on top of the
  * core's services whose outputs replace them, e.g. a failing RateLimiter or a dying repo; it
  * may read the originals to wrap them), `logLevel`.
@@ -18,10 +19,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { apiLayer } from "../../apps/api/server.js"
 import { WorkerLive, type WorkerOptions } from "../../apps/worker/background.js"
-import { RnnoiseProvider } from "../../adapters/rnnoise/provider.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
-import type { HushConfig } from "../../apps/runtime/config.js"
-import { coreLayer, storageLayers } from "../../apps/runtime/layers.js"
+import type { GpuProviderConfig, HushConfig } from "../../apps/runtime/config.js"
+import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "../../apps/runtime/layers.js"
 import type { Limits } from "../../core/domain/limits.js"
 import { createAccountWithKeys } from "../../core/services/accounts.js"
 
@@ -51,15 +51,24 @@ export interface TestServerOptions {
    */
   readonly worker?: boolean | Layer.Layer<DenoiseProvider, never, CoreServices>
   readonly workerOptions?: WorkerOptions
+  /**
+   * A GPU provider as GPU_PROVIDER_URL & co. configure one: its runner joins the configured
+   * runners (unless `runners` is given) and `worker: true` runs its models through it (beside
+   * RNNoise), as `npm start` does.
+   */
+  readonly gpuProvider?: GpuProviderConfig
 }
 
 export const startTestServer = async (options: TestServerOptions = {}) => {
   const port = await freePort()
   const dataDir = mkdtempSync(join(tmpdir(), "hush-e2e-"))
   const baseUrl = `http://127.0.0.1:${port}`
-  const config: HushConfig = { port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none(), blobStore: "local", redisUrl: Option.none() }
+  const config: HushConfig = {
+    port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none(), blobStore: "local", redisUrl: Option.none(),
+    gpuProvider: options.gpuProvider
+  }
   const keys = { signingSecret: "e2e-signing-secret-0123456789abcdef", cursorKey: "e2e-cursor-key" }
-  const baseCore = coreLayer(config, keys, { runners: options.runners ?? ["builtin"], limits: options.limits })
+  const baseCore = coreLayer(config, keys, { runners: options.runners ?? configuredRunners(config), limits: options.limits })
   // the override's services win over the originals (provideMerge keeps the later ones)
   const core: Layer.Layer<CoreServices> = options.override === undefined
     ? baseCore
@@ -69,7 +78,7 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   )
   const provider = options.worker === undefined || options.worker === false
     ? null
-    : options.worker === true ? RnnoiseProvider : options.worker
+    : options.worker === true ? denoiseProviderLayer(config) : options.worker
   const server = provider === null ? http : Layer.merge(http, WorkerLive(options.workerOptions).pipe(Layer.provide(provider)))
   // the clock and log level go in below everything, so the fibers the server forks inherit them
   const settings = Layer.mergeAll(

@@ -1,0 +1,264 @@
+/**
+ * A DenoiseProvider that runs models on a remote GPU host over HTTP (protocol:
+ * docs/gpu-provider-protocol.md). For each request it signs a GET of the input and opens an
+ * upload of the output, submits the job (idempotency key = our job id), polls it to its end
+ * (reporting progress), and on success completes the upload and checks that the output object
+ * exists with a non-zero size. A job the host forgets is submitted once more; interruption (a
+ * lost lease, shutdown), the deadline, or giving up on a job still running sends a cancel.
+ *
+ * The output URL: a signed PUT fixes the body's exact length, which nobody knows before the
+ * model has run, so the host gets the one part URL of a single-part multipart upload (it
+ * accepts any length up to `max_bytes`) and reports the ETag of its PUT; completing the upload
+ * with that ETag makes the object.
+ */
+import { Clock, Duration, Effect, Either, Exit, Layer, Option, Redacted, Ref } from "effect"
+import { BlobStore } from "../../core/ports/blob-store.js"
+import { DenoiseProvider, type DenoiseRequest, ProviderFailure } from "../../core/ports/denoise-provider.js"
+import { type CallSpec, type Client, DEFAULT_RETRY, makeClient, type RetryPolicy } from "./client.js"
+import { decodeRemoteJob, type RemoteJob, type Submission } from "./protocol.js"
+
+export const DEFAULT_GPU_RUNNER = "gpu"
+
+export interface HttpProviderOptions {
+  /** The runner name models refer to (ModelDefinition.runner). Default `gpu`. */
+  readonly name?: string
+  /** The host's base URL; the protocol's paths (`/v1/jobs`) go below it. */
+  readonly baseUrl: string
+  /** Sent as `Authorization: Bearer …`. */
+  readonly token: Redacted.Redacted<string> | string
+  /** Between two polls of a running job. Default 2 s. */
+  readonly pollIntervalMs?: number
+  /** A job not finished this long after it was submitted is canceled and failed. Default 2 h. */
+  readonly deadlineMs?: number
+  /** Each HTTP exchange. Default 15 s. */
+  readonly requestTimeoutMs?: number
+  /** Retries of each call (submit, poll). */
+  readonly retry?: Partial<RetryPolicy>
+  /** The signed URLs stay valid this long past the deadline. Default 15 minutes. */
+  readonly urlGraceMs?: number
+}
+
+const MiB = 1024 * 1024
+/** S3's largest part; a single-part upload cannot be larger. */
+const MAX_OUTPUT_BYTES = 5 * 1024 * MiB
+
+/** Room for the MP3 at the model's bitrate: 1.5 × the constant-bitrate size plus 1 MiB. */
+export const outputBound = (request: Pick<DenoiseRequest, "durationSeconds" | "bitrateKbps">): number => {
+  const seconds = Number.isFinite(request.durationSeconds) && request.durationSeconds > 0 ? request.durationSeconds : 0
+  const cbr = seconds * request.bitrateKbps * 1000 / 8
+  return Math.min(MAX_OUTPUT_BYTES, Math.ceil(cbr * 1.5) + MiB)
+}
+
+/** At most `max` characters of one line: the host's words become a job's public error message. */
+const tidy = (text: string, max = 300): string => {
+  // eslint-disable-next-line no-control-regex
+  const clean = text.replace(/[\u0000-\u001f\u007f]+/g, " ").trim()
+  return clean.length > max ? `${clean.slice(0, max)}…` : clean
+}
+
+const describeRemoteFailure = (job: RemoteJob): string => {
+  const message = job.error?.message ?? ""
+  const code = job.error?.code ?? ""
+  const said = tidy(message !== "" ? message : code)
+  return said === "" ? "the GPU provider failed the job" : `the GPU provider failed the job: ${said}`
+}
+
+const asDuration = (ms: number) => {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`
+  if (ms % 60_000 === 0) return `${ms / 60_000} min`
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`
+}
+
+const decodeJob = (json: unknown): Either.Either<RemoteJob, string> =>
+  Either.mapLeft(decodeRemoteJob(json), (error) => tidy(error.message, 200))
+
+type Polled = { readonly _tag: "Job"; readonly job: RemoteJob } | { readonly _tag: "Forgotten" }
+
+export const makeHttpProviderService = (options: HttpProviderOptions) =>
+  Effect.gen(function*() {
+    const store = yield* BlobStore
+    const name = options.name ?? DEFAULT_GPU_RUNNER
+    const pollIntervalMs = options.pollIntervalMs ?? 2_000
+    const deadlineMs = options.deadlineMs ?? 2 * 3_600_000
+    const requestTimeoutMs = options.requestTimeoutMs ?? 15_000
+    const urlGraceMs = options.urlGraceMs ?? 15 * 60_000
+    const token = typeof options.token === "string" ? Redacted.make(options.token) : options.token
+    const client: Client = makeClient({
+      baseUrl: options.baseUrl,
+      token,
+      requestTimeoutMs,
+      retry: { ...DEFAULT_RETRY, ...options.retry }
+    })
+
+    const jobPath = (id: string) => `/v1/jobs/${encodeURIComponent(id)}`
+
+    const submit = (jobId: string, submission: Submission): Effect.Effect<RemoteJob, ProviderFailure> =>
+      client.call<RemoteJob>({
+        what: "submit",
+        method: "POST",
+        path: "/v1/jobs",
+        body: submission,
+        idempotencyKey: jobId,
+        decode: decodeJob
+      }).pipe(Effect.flatMap((result) =>
+        result._tag === "Ok"
+          ? Effect.succeed(result.value)
+          : Effect.fail(new ProviderFailure({ message: `GPU provider submit: unexpected HTTP ${result.reply.status}`, retryable: false }))
+      ))
+
+    const poll = (id: string): Effect.Effect<Polled, ProviderFailure> =>
+      client.call<RemoteJob>({
+        what: "poll",
+        method: "GET",
+        path: jobPath(id),
+        accept: (status) => status === 404,
+        decode: decodeJob
+      }).pipe(Effect.map((result): Polled => result._tag === "Ok" ? { _tag: "Job", job: result.value } : { _tag: "Forgotten" }))
+
+    /** Best effort, once, bounded by the request timeout: the answer does not matter. */
+    const cancel = (id: string) =>
+      client.tryOnce({
+        what: "cancel",
+        method: "POST",
+        path: `${jobPath(id)}/cancel`,
+        body: {},
+        decode: (json) => Either.right(json)
+      } satisfies CallSpec<unknown>).pipe(
+        Effect.tap(Option.match({
+          onNone: () => Effect.void,
+          onSome: (reply) => Effect.logInfo(`GPU provider job ${id} canceled (HTTP ${reply.status})`)
+        }))
+      )
+
+    /** Submits, then polls until the host says succeeded (returned) or failed; `active` names a job to cancel. */
+    const track = (request: DenoiseRequest, submission: Submission, active: Ref.Ref<Option.Option<string>>) =>
+      Effect.gen(function*() {
+        let job = yield* submit(request.jobId, submission)
+        yield* Ref.set(active, Option.some(job.id))
+        let resubmitted = false
+        let progress = 0
+        for (;;) {
+          if (job.status === "succeeded") {
+            yield* Ref.set(active, Option.none())
+            return job
+          }
+          if (job.status === "failed") {
+            yield* Ref.set(active, Option.none())
+            return yield* Effect.fail(new ProviderFailure({ message: describeRemoteFailure(job), retryable: false }))
+          }
+          const reported = job.progress
+          if (typeof reported === "number" && Number.isFinite(reported)) {
+            const fraction = Math.min(1, Math.max(0, reported))
+            if (fraction > progress) {
+              progress = fraction
+              yield* request.onProgress(fraction)
+            }
+          }
+          yield* Effect.sleep(Duration.millis(pollIntervalMs))
+          const polled = yield* poll(job.id)
+          if (polled._tag === "Job") {
+            job = polled.job
+            continue
+          }
+          // 404: the host lost the job (a restart, an eviction). Once, it gets it again under
+          // the same idempotency key; a second loss is the host's failure.
+          yield* Ref.set(active, Option.none())
+          if (resubmitted) {
+            return yield* Effect.fail(new ProviderFailure({ message: "the GPU provider lost the job twice", retryable: true }))
+          }
+          resubmitted = true
+          yield* Effect.logWarning(`GPU provider forgot job ${job.id}: submitting it again`)
+          job = yield* submit(request.jobId, submission)
+          yield* Ref.set(active, Option.some(job.id))
+        }
+      })
+
+    /** The output object after the host said succeeded: complete the upload, then it must exist, non-empty. */
+    const collect = (request: DenoiseRequest, job: RemoteJob, uploadId: string) =>
+      Effect.gen(function*() {
+        const etag = job.output?.etag
+        const ref = job.output?.ref
+        const noOutput = (why: string) =>
+          Effect.fail(new ProviderFailure({ message: `the GPU provider reported success but wrote no output (${why})`, retryable: false }))
+        if (typeof etag === "string" && etag !== "") {
+          // `ref` is the upload the host was given: another one than this call's when the host
+          // answered a repeated submission (a new attempt of the job) with the job it already had.
+          const upload = typeof ref === "string" && ref !== "" ? ref : uploadId
+          yield* store.completeMultipart({ key: request.outputKey, uploadId: upload, parts: [{ partNumber: 1, etag }] }).pipe(
+            // e.g. nothing was uploaded with that ETag; an earlier attempt may still have stored the object
+            Effect.catchAll((error) => Effect.logWarning(`completing the GPU output failed: ${error.message}`))
+          )
+        }
+        // A storage fault here is this service's failure (a defect), not the provider's.
+        const stat = yield* Effect.orDie(store.stat(request.outputKey))
+        if (Option.isNone(stat)) return yield* noOutput(etag ? "its upload could not be completed" : "no output ETag")
+        if (stat.value.sizeBytes <= 0) {
+          yield* Effect.ignore(store.delete(request.outputKey))
+          return yield* noOutput("the output is empty")
+        }
+        return { sizeBytes: stat.value.sizeBytes }
+      })
+
+    const denoise = (request: DenoiseRequest): Effect.Effect<{ readonly sizeBytes: number }, ProviderFailure> =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const urlsExpireAt = now + deadlineMs + urlGraceMs
+        // Signing and opening uploads are this service's doing: their failure is a defect.
+        const inputUrl = yield* Effect.orDie(store.signDownload({
+          key: request.inputKey,
+          filename: `${request.jobId}.input`,
+          contentType: "application/octet-stream",
+          expiresAt: urlsExpireAt
+        }))
+        const maxBytes = outputBound(request)
+        const target = yield* Effect.orDie(store.createUpload({
+          key: request.outputKey,
+          contentType: "audio/mpeg",
+          sizeBytes: maxBytes,
+          partSize: maxBytes,
+          expiresAt: urlsExpireAt
+        }))
+        if (target._tag !== "Multipart" || target.parts.length !== 1) {
+          return yield* Effect.dieMessage("the blob store did not open a single-part upload for the GPU output")
+        }
+        const submission: Submission = {
+          model: request.model,
+          input: { url: inputUrl, duration_seconds: request.durationSeconds },
+          output: {
+            url: target.parts[0].url,
+            method: "PUT",
+            headers: { "Content-Type": "audio/mpeg" },
+            max_bytes: maxBytes,
+            format: "mp3",
+            content_type: "audio/mpeg",
+            bitrate_kbps: request.bitrateKbps,
+            ref: target.uploadId
+          },
+          expires_at: new Date(urlsExpireAt).toISOString()
+        }
+        const active = yield* Ref.make(Option.none<string>())
+        const finished = yield* track(request, submission, active).pipe(
+          // Stopped while the host still runs it (interrupted, past the deadline, given up on): cancel.
+          Effect.onExit((exit) =>
+            Exit.isSuccess(exit)
+              ? Effect.void
+              : Effect.flatMap(Ref.get(active), Option.match({ onNone: () => Effect.void, onSome: cancel }))
+          ),
+          Effect.timeoutFail({
+            duration: Duration.millis(deadlineMs),
+            onTimeout: () =>
+              new ProviderFailure({ message: `the GPU provider did not finish the job within ${asDuration(deadlineMs)}`, retryable: true })
+          }),
+          // The job failed: the upload will not be completed. (Not on interruption: a new attempt
+          // of the job may be answered with the host's running job, which writes to this upload.)
+          Effect.tapError(() => Effect.ignore(store.abortMultipart({ key: request.outputKey, uploadId: target.uploadId })))
+        )
+        return yield* collect(request, finished, target.uploadId)
+      }).pipe(Effect.annotateLogs({ provider: name }))
+
+    return DenoiseProvider.of({ providers: [name], denoise })
+  })
+
+/** The GPU host as a DenoiseProvider layer over the blob store. */
+export const makeHttpProvider = (options: HttpProviderOptions): Layer.Layer<DenoiseProvider, never, BlobStore> =>
+  Layer.effect(DenoiseProvider, makeHttpProviderService(options))
