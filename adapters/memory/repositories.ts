@@ -6,6 +6,7 @@ import {
   AccountRepo, FileRepo, IdempotencyRepo, JobRepo, KeyRepo, WalletRepo, type IdempotencyBegin, type JobListQuery
 } from "../../core/ports/repositories.js"
 import { LifecycleRepo } from "../../core/ports/lifecycle.js"
+import { JobRules } from "../../core/rules/index.js"
 import { MemoryDb, type MemoryState } from "./store.js"
 
 const values = <V>(map: HashMap.HashMap<string, V>): Array<V> => [...HashMap.values(map)]
@@ -66,7 +67,7 @@ export const MemoryJobRepo = Layer.effect(JobRepo, Effect.map(MemoryDb, (db) => 
   lockById: (id) => db.read((s) => HashMap.get(s.jobs, id)),
   list: (query) => db.read((s) => values(s.jobs).filter(matches(query)).sort(newestFirst).slice(0, query.limit)),
   countActiveForFile: (fileId) =>
-    db.read((s) => values(s.jobs).filter((j) => j.fileId === fileId && (j.status === "queued" || j.status === "processing")).length),
+    db.read((s) => values(s.jobs).filter((j) => j.fileId === fileId && JobRules.isActive(j.status)).length),
   lockNextQueued: (mode) =>
     db.read((s) =>
       Option.fromNullable(

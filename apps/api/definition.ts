@@ -44,8 +44,6 @@ export const PublicGroup = HttpApiGroup.make("public")
   .addError(RateLimited, { status: 429 })
   .annotate(OpenApi.Description, "Public endpoints: no key needed.")
 
-const keyed = <G extends HttpApiGroup.HttpApiGroup.Any>(group: G) => group
-
 export const FilesGroup = HttpApiGroup.make("files")
   .add(
     HttpApiEndpoint.post("createFile", "/v1/files")
@@ -121,9 +119,9 @@ export const AccountGroup = HttpApiGroup.make("account")
 
 export const HushApi = HttpApi.make("hush")
   .add(PublicGroup)
-  .add(keyed(FilesGroup))
-  .add(keyed(JobsGroup))
-  .add(keyed(AccountGroup))
+  .add(FilesGroup)
+  .add(JobsGroup)
+  .add(AccountGroup)
   .addError(InvalidRequest, { status: 422 })
   .addError(InsufficientScope, { status: 403 })
   .addError(RequestTooLarge, { status: 413 })

@@ -7,20 +7,17 @@ import { HttpServer } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
-import { checkFfmpegAvailable } from "../../adapters/ffmpeg/probe.js"
 import { WorkerLive } from "../worker/background.js"
 import { AdminSocketLive } from "../runtime/admin-socket.js"
 import { loadConfig } from "../runtime/config.js"
+import { requireFfmpeg } from "../runtime/preflight.js"
 import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "../runtime/layers.js"
 import { loadOrCreateKeys } from "../runtime/secrets.js"
 import { apiLayer } from "./server.js"
 
 const program = Effect.gen(function*() {
   const config = yield* loadConfig
-  yield* checkFfmpegAvailable().pipe(
-    Effect.tapError((error) => Effect.sync(() => console.error(`\nHush cannot start: ${error.message}\n`))),
-    Effect.orElse(() => Effect.sync(() => process.exit(1)))
-  )
+  yield* requireFfmpeg("Hush")
   const keys = loadOrCreateKeys(config.dataDir)
   const core = coreLayer(config, keys, { runners: configuredRunners(config) })
   const storage = storageLayers(config, keys)

@@ -5,8 +5,8 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { checkFfmpegAvailable } from "../../adapters/ffmpeg/probe.js"
 import { loadConfig } from "../runtime/config.js"
+import { requireFfmpeg } from "../runtime/preflight.js"
 import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "../runtime/layers.js"
 import { loadOrCreateKeys } from "../runtime/secrets.js"
 import { WorkerLive } from "./background.js"
@@ -17,10 +17,7 @@ const program = Effect.gen(function*() {
     console.error("A separate worker needs a shared database: set DATABASE_URL (PostgreSQL). On the embedded default, `npm start` already runs the worker in the API process.")
     return yield* Effect.sync(() => process.exit(2))
   }
-  yield* checkFfmpegAvailable().pipe(
-    Effect.tapError((error) => Effect.sync(() => console.error(`\nHush worker cannot start: ${error.message}\n`))),
-    Effect.orElse(() => Effect.sync(() => process.exit(1)))
-  )
+  yield* requireFfmpeg("Hush worker")
   const keys = loadOrCreateKeys(config.dataDir)
   const core = coreLayer(config, keys, { runners: configuredRunners(config) })
   const worker = WorkerLive({

@@ -1,4 +1,4 @@
-import { Context, Effect } from "effect"
+import { Context } from "effect"
 
 export type IdPrefix = "file" | "job" | "acct" | "key" | "txn" | "lot" | "chk" | "hold" | "req"
 
@@ -15,4 +15,3 @@ export class IdGenerator extends Context.Tag("hush/IdGenerator")<IdGenerator, {
 
 export type MintId = (prefix: IdPrefix) => string
 
-export const newId = (prefix: IdPrefix) => Effect.map(IdGenerator, (ids) => ids.next(prefix))

@@ -5,7 +5,7 @@
 import { Clock, Effect, Either } from "effect"
 import type { LotSource } from "../domain/enums.js"
 import { LimitsConfig } from "../domain/limits.js"
-import { IdGenerator } from "../ports/ids.js"
+import { IdGenerator, type MintId } from "../ports/ids.js"
 import { WalletRepo, type WalletSnapshot } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import * as Wallet from "../wallet/wallet.js"
@@ -13,7 +13,7 @@ import * as Wallet from "../wallet/wallet.js"
 /** Locks the wallet, runs a step, persists its change. Must run inside a transaction. */
 export const walletStep = <S extends Wallet.WalletStep, E>(
   accountId: string,
-  step: (wallet: WalletSnapshot, now: number, mint: (p: Parameters<IdGenerator["Type"]["next"]>[0]) => string) => Either.Either<S, E>
+  step: (wallet: WalletSnapshot, now: number, mint: MintId) => Either.Either<S, E>
 ) =>
   Effect.gen(function*() {
     const repo = yield* WalletRepo

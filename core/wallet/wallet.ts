@@ -27,8 +27,6 @@ export interface WalletStep {
   readonly change: WalletChange
 }
 
-const EMPTY_CHANGE: WalletChange = { lots: [], holds: [], entries: [] }
-
 export const emptyWallet = (accountId: string): WalletSnapshot => ({
   accountId, lots: [], openHolds: [], lastSeq: 0, balance: 0, reserved: 0
 })
@@ -268,4 +266,3 @@ export const release = (
 export const isEmptyChange = (change: WalletChange) =>
   change.lots.length === 0 && change.holds.length === 0 && change.entries.length === 0
 
-export { EMPTY_CHANGE }

@@ -13,6 +13,7 @@ import {
 } from "../../../core/errors.js"
 import { authenticate } from "../../../core/services/caller.js"
 import { IdGenerator } from "../../../core/ports/ids.js"
+import { EdgeCaller } from "../context.js"
 import { readBody } from "./body.js"
 import { checkIdempotencyKey, withIdempotency } from "./idempotency.js"
 import { invalidFromIssues } from "./invalid.js"
@@ -119,7 +120,7 @@ const edge = (app: HttpApp.Default): HttpApp.Default<never, EdgeNeeds> =>
           return yield* withIdempotency(
             caller.right,
             { key, method: request.method, path: pathname, body },
-            runApp(route)
+            Effect.locally(runApp(route), EdgeCaller, Option.some(caller.right))
           )
         }
       }

@@ -1,0 +1,10 @@
+import { Effect } from "effect"
+import { checkFfmpegAvailable } from "../../adapters/ffmpeg/probe.js"
+
+/** Stops a process that needs ffmpeg with a clear install hint instead of a stack trace. */
+export const requireFfmpeg = (processName: string) =>
+  checkFfmpegAvailable().pipe(
+    Effect.tapError((error) => Effect.sync(() => console.error(`\n${processName} cannot start: ${error.message}\n`))),
+    Effect.orElse(() => Effect.sync(() => process.exit(1))),
+    Effect.asVoid
+  )
