@@ -26,7 +26,7 @@ const program = Effect.gen(function*() {
     Layer.provide(NodeHttpServer.layer(createServer, { port: config.port }))
   )
   // the built-in worker runs here unless HUSH_WORKER=off (e.g. when workers run apart, on PostgreSQL)
-  const worker = process.env["HUSH_WORKER"] === "off" ? Layer.empty : WorkerLive({ housekeeping: storage.housekeeping }).pipe(Layer.provide(denoiseProviderLayer(config)))
+  const worker = config.workerEnabled === false ? Layer.empty : WorkerLive({ housekeeping: storage.housekeeping }).pipe(Layer.provide(denoiseProviderLayer(config)))
   const server = Layer.mergeAll(http, AdminSocketLive(config.dataDir), worker).pipe(Layer.provide(core))
   yield* Effect.logInfo(`Hush ${config.env}: data in ${config.dataDir}, store ${config.store}, links at ${config.publicBaseUrl}`)
   return yield* Layer.launch(server)

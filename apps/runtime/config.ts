@@ -44,6 +44,10 @@ export interface HushConfig {
    * death shorten it so that a lapse comes within seconds.
    */
   readonly limits?: Partial<Limits>
+  /** The in-process worker of `npm start`; `HUSH_WORKER=off` when workers run apart. */
+  readonly workerEnabled?: boolean
+  /** Jobs one worker runs at once (`WORKER_CONCURRENCY`, default 1). */
+  readonly workerConcurrency?: number
   /** The GPU provider, when GPU_PROVIDER_URL is set: its runner is then configured (catalog) and run (worker). */
   readonly gpuProvider?: GpuProviderConfig | undefined
 }
@@ -105,5 +109,9 @@ export const loadConfig = Effect.gen(function*() {
   ))
   const limits: Partial<Limits> = Option.match(jobLeaseMs, { onNone: () => ({}), onSome: (ms) => ({ jobLeaseMs: ms }) })
   const gpuProvider = yield* loadGpuProviderConfig
-  return { port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore, redisUrl, limits, gpuProvider } satisfies HushConfig
+  const workerEnabled = (yield* Config.string("HUSH_WORKER").pipe(Config.withDefault("on"))) !== "off"
+  const workerConcurrency = yield* Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(1))
+  return {
+    port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore, redisUrl, limits, gpuProvider, workerEnabled, workerConcurrency
+  } satisfies HushConfig
 })

@@ -21,7 +21,7 @@ const program = Effect.gen(function*() {
   const keys = loadOrCreateKeys(config.dataDir)
   const core = coreLayer(config, keys, { runners: configuredRunners(config) })
   const worker = WorkerLive({
-    concurrency: Number(process.env["WORKER_CONCURRENCY"] ?? 1),
+    concurrency: config.workerConcurrency,
     housekeeping: storageLayers(config, keys).housekeeping
   }).pipe(
     Layer.provide(denoiseProviderLayer(config)),
