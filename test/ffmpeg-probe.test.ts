@@ -1,6 +1,5 @@
 import { execFileSync } from "node:child_process"
 import { createReadStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
-import { randomBytes } from "node:crypto"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeStream } from "@effect/platform-node"
@@ -10,6 +9,7 @@ import { AudioProbe, AudioRejected } from "../core/ports/audio.js"
 import { BlobError } from "../core/ports/blob-store.js"
 import { checkFfmpegAvailable, FFMPEG_MISSING_MESSAGE, FfmpegAudioProbe, makeFfmpegAudioProbe } from "../adapters/ffmpeg/probe.js"
 import { TEST_MODE_SAMPLE_DURATION_SECONDS, TEST_MODE_SAMPLE_PATH, TEST_MODE_SAMPLE_SIZE_BYTES } from "../adapters/ffmpeg/sample.js"
+import { junk } from "./e2e/helpers.js"
 
 let dir = ""
 const file = (name: string) => join(dir, name)
@@ -29,7 +29,8 @@ beforeAll(() => {
   const hasX264 = execFileSync("ffmpeg", ["-hide_banner", "-encoders"]).toString().includes("libx264")
   ffmpeg("-f", "lavfi", "-i", "testsrc=duration=2:size=160x120:rate=10", "-c:v", hasX264 ? "libx264" : "mpeg4",
     "-movflags", "+faststart", file("video-only.mp4"))
-  writeFileSync(file("random.bin"), randomBytes(64 * 1024))
+  // Seeded, not random: fresh random bytes now and then look like a container ffmpeg knows.
+  writeFileSync(file("random.bin"), junk(64 * 1024))
   writeFileSync(file("empty.wav"), new Uint8Array(0))
   writeFileSync(file("notes.txt"), "This is not audio.\n".repeat(200))
   ffmpeg("-f", "lavfi", "-i", "sine=duration=4", file("segment.wav"))
@@ -115,7 +116,7 @@ describe("FfmpegAudioProbe", () => {
 
   it.live("rejects 16 MiB of random bytes without hanging when ffmpeg stops reading early (EPIPE)", () =>
     Effect.gen(function*() {
-      const chunks = Stream.range(1, 256).pipe(Stream.map(() => new Uint8Array(randomBytes(64 * 1024))))
+      const chunks = Stream.range(1, 256).pipe(Stream.map((seed) => junk(64 * 1024, seed)))
       const error = yield* rejection(chunks)
       expect(error.reason).toBe("undecodable")
     }))
@@ -123,11 +124,11 @@ describe("FfmpegAudioProbe", () => {
   it.live("stops reading early input when ffmpeg rejects it (EPIPE is not an error by itself)", () =>
     Effect.gen(function*() {
       let pulled = 0
-      const junk = Stream.repeatEffect(Effect.sync(() => {
+      const garbage = Stream.repeatEffect(Effect.sync(() => {
         pulled += 64 * 1024
-        return new Uint8Array(randomBytes(64 * 1024)) // not zeros: an MP4 atom of size 0 runs to the end
+        return junk(64 * 1024, pulled) // not zeros: an MP4 atom of size 0 runs to the end
       })).pipe(Stream.take(512))
-      const error = yield* rejection(Stream.concat(fromFile(file("video-only.mp4")), junk))
+      const error = yield* rejection(Stream.concat(fromFile(file("video-only.mp4")), garbage))
       expect(error.reason).toBe("no_audio")
       expect(pulled).toBeLessThan(8 * 1024 * 1024) // ffmpeg gave up after the header: the feed stopped too
       // An input that stalls after ffmpeg has decided does not hold the answer back until the time limit.
