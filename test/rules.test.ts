@@ -379,6 +379,27 @@ describe("jobs: lapse", () => {
   })
 })
 
+describe("jobs: handBack", () => {
+  it("the lease owner puts the job back in the queue; that claim is not counted", () => {
+    const claimed = right(JobRules.heartbeat(right(JobRules.claim(job(), T0, "w1", LEASE)), "w1", T0 + 5, LEASE, 0.4))
+    const back = right(JobRules.handBack(claimed, "w1"))
+    expect(back).toMatchObject({ status: "queued", attempts: 0, progress: 0, leaseOwner: null, leaseExpiresAt: null })
+    // three hand-backs in a row never fail the job: only lapsed leases spend attempts
+    let current = back
+    for (let i = 0; i < 5; i++) current = right(JobRules.handBack(right(JobRules.claim(current, T0, "w1", LEASE)), "w1"))
+    expect(current).toMatchObject({ status: "queued", attempts: 0 })
+  })
+
+  it("refused for another worker and outside processing", () => {
+    const claimed = right(JobRules.claim(job(), T0, "w1", LEASE))
+    expect(left(JobRules.handBack(claimed, "w2"))._tag).toBe("JobTransitionRefused")
+    const done = right(JobRules.succeed(claimed, "w1", { output, chargedMicros: 0, ledgerTxnId: null, now: T0 }))
+    for (const other of [job(), done, right(JobRules.cancel(job(), T0))]) {
+      expect(left(JobRules.handBack(other, "w1"))._tag).toBe("JobTransitionRefused")
+    }
+  })
+})
+
 describe("jobs: isTerminal / isActive", () => {
   it("classifies every status", () => {
     expect(["queued", "processing", "succeeded", "failed", "canceled"].map((s) => JobRules.isActive(s as JobStatus)))

@@ -4,9 +4,9 @@
  * this worker still holds its lease.
  *
  * Shutdown (interrupting the loop): no new claims; a running job is interrupted (its ffmpeg
- * processes are killed) and handed back by letting its lease lapse: within `jobLeaseMs`
- * any worker's `recoverLapsedLeases` puts it back in the queue (the interrupted claim counts
- * as one of its attempts). Nothing about it is recorded as finished.
+ * processes are killed) and handed back to the queue at once, that claim not counted as an
+ * attempt. Should the hand-back itself fail (database down), the lease lapses and any
+ * worker's `recoverLapsedLeases` requeues the job within `jobLeaseMs`.
  */
 import { Cause, Duration, Effect, Exit, Option, Ref } from "effect"
 import { findModel, ModelCatalog } from "../../core/domain/catalog.js"
@@ -14,7 +14,7 @@ import { LimitsConfig } from "../../core/domain/limits.js"
 import type { JobRecord } from "../../core/domain/records.js"
 import { DenoiseProvider, type DenoiseRequest } from "../../core/ports/denoise-provider.js"
 import type { JobTransitionRefused } from "../../core/rules/jobs.js"
-import { claimNext, failJob, heartbeat, recoverLapsedLeases, succeedJob } from "../../core/services/worker.js"
+import { claimNext, failJob, handBackJob, heartbeat, recoverLapsedLeases, succeedJob } from "../../core/services/worker.js"
 
 export interface WorkerLoopOptions {
   /** This process's name as a lease owner; unique among running workers. With `concurrency` > 1, loop i is `${owner}#i`. */
@@ -96,14 +96,28 @@ export const processJob = (job: JobRecord, owner: string) =>
     )
   }).pipe(Effect.annotateLogs({ jobId: job.id, owner }))
 
+/** Gives an interrupted job back; a refusal means it was finished or taken meanwhile. */
+const handBack = (job: JobRecord, owner: string) =>
+  handBackJob(job.id, owner).pipe(
+    Effect.zipRight(Effect.logInfo("shutting down: the job is back in the queue")),
+    Effect.catchTag("JobTransitionRefused", () => Effect.void),
+    Effect.catchAllCause((cause) => Effect.logWarning("hand-back failed; the job returns when its lease lapses", cause)),
+    Effect.annotateLogs({ jobId: job.id, owner })
+  )
+
 /** One pass: recover lapsed leases, then claim and run one job. None when the queue was empty. */
 export const workOnce = (owner: string) =>
-  Effect.gen(function*() {
-    yield* recoverLapsedLeases()
-    const claimed = yield* claimNext(owner)
-    if (Option.isNone(claimed)) return Option.none<JobOutcome>()
-    return Option.some(yield* processJob(claimed.value, owner))
-  })
+  // A claim is never left between its commit and its run: interruption reaches the job only
+  // inside processJob, where it is handed back.
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function*() {
+      yield* restore(recoverLapsedLeases())
+      const claimed = yield* claimNext(owner)
+      if (Option.isNone(claimed)) return Option.none<JobOutcome>()
+      const job = claimed.value
+      return Option.some(yield* restore(processJob(job, owner)).pipe(Effect.onInterrupt(() => handBack(job, owner))))
+    })
+  )
 
 /** Runs `concurrency` loops of `workOnce` until interrupted; a failed pass is logged, then the loop goes on. */
 export const runWorker = (options: WorkerLoopOptions) => {

@@ -3,6 +3,7 @@
  *   queued → processing (claim, under a lease) → succeeded | failed
  *   queued → canceled (cancel)
  *   processing → queued when the lease lapses, until `maxJobAttempts` claims; then failed.
+ *   processing → queued when the lease holder hands it back (shutdown); the claim is not counted.
  * Pure functions; a wrong move is a `JobTransitionRefused`, which callers treat as a lost race.
  */
 import { Data, Either } from "effect"
@@ -107,3 +108,11 @@ export const lapse = (job: JobRecord, now: number, maxAttempts: number): Either.
       : new JobRecord({ ...job, status: "queued", progress: 0, leaseOwner: null, leaseExpiresAt: null })
   )
 }
+
+/** The lease holder gives the job back unfinished (it is shutting down): queued again, that claim not counted. */
+export const handBack = (job: JobRecord, owner: string): Either.Either<JobRecord, JobTransitionRefused> =>
+  holdsLease(job, owner)
+    ? Either.right(new JobRecord({
+      ...job, status: "queued", progress: 0, attempts: Math.max(0, job.attempts - 1), leaseOwner: null, leaseExpiresAt: null
+    }))
+    : refuse(job, "hand back")

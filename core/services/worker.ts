@@ -93,6 +93,15 @@ export const failJob = (jobId: string, owner: string, error: { readonly code: Jo
     return failed
   }))
 
+/** The lease holder puts the job back in the queue unfinished; its hold stays open for the next claim. */
+export const handBackJob = (jobId: string, owner: string) =>
+  transactionally(Effect.gen(function*() {
+    const job = yield* lockJob(jobId)
+    const queued = yield* JobRules.handBack(job, owner)
+    yield* save(queued)
+    return queued
+  }))
+
 /** Puts every lapsed lease back in the queue, or fails the job after its last attempt. */
 export const recoverLapsedLeases = (limit = 100) =>
   Effect.gen(function*() {
