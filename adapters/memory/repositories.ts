@@ -1,5 +1,6 @@
 /** In-memory implementations of every repository port, over one MemoryDb. */
 import { Effect, HashMap, Layer, Option } from "effect"
+import { VALIDATION_WINDOW_MS } from "../../core/domain/limits.js"
 import type { JobRecord } from "../../core/domain/records.js"
 import { IdempotencyRecord } from "../../core/domain/records.js"
 import {
@@ -39,14 +40,24 @@ export const MemoryFileRepo = Layer.effect(FileRepo, Effect.map(MemoryDb, (db) =
     insert: (file) => db.modify(put("files", file.id, file)),
     update: (file) => db.modify(put("files", file.id, file)),
     get: (id) => db.read((s) => HashMap.get(s.files, id)),
-    delete: (id) => db.modify((s) => [undefined, { ...s, files: HashMap.remove(s.files, id) }] as const),
+    delete: (id) => db.modify((s) => {
+      const gone = HashMap.get(s.files, id)
+      const completedAt = Option.isSome(gone) ? gone.value.completedAt : null
+      const deletedValidations = Option.isNone(gone) || completedAt === null ? s.deletedValidations : [
+        ...s.deletedValidations.filter((v) => v.completedAt >= completedAt - VALIDATION_WINDOW_MS),
+        { accountId: gone.value.accountId, mode: gone.value.mode, completedAt }
+      ]
+      return [undefined, { ...s, files: HashMap.remove(s.files, id), deletedValidations }] as const
+    }),
     countOpenUploads: (accountId, mode, now) =>
       db.read((s) => ofAccount(s, accountId, mode).filter((f) => f.status === "uploading" && f.uploadExpiresAt > now).length),
     retainedBytes: (accountId, mode) =>
       db.read((s) => ofAccount(s, accountId, mode).filter((f) => f.status !== "rejected").reduce((n, f) => n + f.sizeBytes, 0)),
     validationsSince: (accountId, mode, since) =>
       db.read((s) => {
-        const times = ofAccount(s, accountId, mode).map((f) => f.completedAt).filter((t): t is number => t !== null && t >= since)
+        const deleted = s.deletedValidations.filter((v) => v.accountId === accountId && v.mode === mode).map((v) => v.completedAt)
+        const times = [...ofAccount(s, accountId, mode).map((f) => f.completedAt), ...deleted]
+          .filter((t): t is number => t !== null && t >= since)
         return { count: times.length, earliest: times.length === 0 ? null : Math.min(...times) }
       })
   }

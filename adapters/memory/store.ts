@@ -20,6 +20,8 @@ export interface MemoryState {
   /** Per account, oldest first. */
   readonly ledger: HashMap.HashMap<string, ReadonlyArray<LedgerEntryRecord>>
   readonly idempotency: HashMap.HashMap<string, IdempotencyRecord>
+  /** Completion times of deleted files, which still count against the validations quota. */
+  readonly deletedValidations: ReadonlyArray<{ readonly accountId: string; readonly mode: string; readonly completedAt: number }>
 }
 
 export const emptyState = (): MemoryState => ({
@@ -30,7 +32,8 @@ export const emptyState = (): MemoryState => ({
   lots: HashMap.empty(),
   holds: HashMap.empty(),
   ledger: HashMap.empty(),
-  idempotency: HashMap.empty()
+  idempotency: HashMap.empty(),
+  deletedValidations: []
 })
 
 export interface MemoryDatabase {

@@ -17,13 +17,15 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer } from "effect"
 import initial from "./migrations/0001_initial.js"
 import lifecycle from "./migrations/0002_lifecycle.js"
+import deletedValidations from "./migrations/0003_deleted_validations.js"
 
 export const MIGRATIONS_TABLE = "effect_sql_migrations"
 
 /** Every migration, by `NNNN_name`. Append only. */
 export const MIGRATIONS: Record<string, Effect.Effect<unknown, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
-  "0002_lifecycle": lifecycle
+  "0002_lifecycle": lifecycle,
+  "0003_deleted_validations": deletedValidations
 }
 
 for (const key of Object.keys(MIGRATIONS)) {

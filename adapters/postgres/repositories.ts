@@ -12,6 +12,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
+import { VALIDATION_WINDOW_MS } from "../../core/domain/limits.js"
 import type { AccountRecord, HoldRecord, KeyRecord, LotRecord } from "../../core/domain/records.js"
 import {
   AccountRepo, FileRepo, IdempotencyRepo, JobRepo, KeyRepo, WalletRepo, type IdempotencyBegin
@@ -112,7 +113,17 @@ export const PostgresFileRepo = Layer.effect(FileRepo, Effect.map(makeSql, (q) =
   insert: (file) => Effect.asVoid(q.rows("FileRepo.insert", FILE_INSERT, fileParams(file))),
   update: (file) => q.one("FileRepo.update", FILE_UPDATE, fileParams(file), `no file '${file.id}' to update`),
   get: (id) => q.first("FileRepo.get", `SELECT ${FILE_COLUMNS} FROM files WHERE id = $1`, [id], toFile),
-  delete: (id) => Effect.asVoid(q.rows("FileRepo.delete", `DELETE FROM files WHERE id = $1`, [id])),
+  // the deleted file's completion keeps counting against the validations quota (older ones go)
+  delete: (id) =>
+    Effect.asVoid(q.rows(
+      "FileRepo.delete",
+      `WITH gone AS (DELETE FROM files WHERE id = $1 RETURNING account_id, mode, completed_at),
+        pruned AS (DELETE FROM deleted_file_validations
+          WHERE completed_at < (SELECT completed_at FROM gone) - $2)
+      INSERT INTO deleted_file_validations (account_id, mode, completed_at)
+        SELECT account_id, mode, completed_at FROM gone WHERE completed_at IS NOT NULL`,
+      [id, VALIDATION_WINDOW_MS]
+    )),
   countOpenUploads: (accountId, mode, now) =>
     Effect.map(
       q.rows(
@@ -137,8 +148,13 @@ export const PostgresFileRepo = Layer.effect(FileRepo, Effect.map(makeSql, (q) =
     Effect.map(
       q.rows(
         "FileRepo.validationsSince",
-        `SELECT count(*) AS n, min(completed_at) AS earliest FROM files
-          WHERE account_id = $1 AND mode = $2 AND completed_at IS NOT NULL AND completed_at >= $3`,
+        `SELECT count(*) AS n, min(completed_at) AS earliest FROM (
+            SELECT completed_at FROM files
+              WHERE account_id = $1 AND mode = $2 AND completed_at IS NOT NULL AND completed_at >= $3
+            UNION ALL
+            SELECT completed_at FROM deleted_file_validations
+              WHERE account_id = $1 AND mode = $2 AND completed_at >= $3
+          ) AS validations`,
         [accountId, mode, since]
       ),
       (rs) => ({ count: int(rs[0]?.n ?? 0, "count"), earliest: intOrNull(rs[0]?.earliest ?? null, "min(completed_at)") })

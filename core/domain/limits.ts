@@ -28,6 +28,9 @@ export interface Limits {
   readonly idempotencyTtlMs: number
 }
 
+/** The window of the `validationsPerHour` quota. */
+export const VALIDATION_WINDOW_MS = HOUR
+
 export const DEFAULT_LIMITS: Limits = {
   uploadWindowMs: 6 * HOUR,
   putMaxBytes: 100 * MiB,

@@ -34,7 +34,11 @@ export class FileRepo extends Context.Tag("hush/FileRepo")<FileRepo, {
   readonly countOpenUploads: (accountId: string, mode: Mode, now: number) => Effect.Effect<number>
   /** Declared bytes of every stored file that is not rejected. */
   readonly retainedBytes: (accountId: string, mode: Mode) => Effect.Effect<number>
-  /** Completes accepted (validations started) at or after `since`, and the earliest of them. */
+  /**
+   * Completes accepted (validations started) at or after `since`, and the earliest of them.
+   * Deleting a file does not give its validation back: a deleted file's completion keeps
+   * counting for at least VALIDATION_WINDOW_MS after it.
+   */
   readonly validationsSince: (accountId: string, mode: Mode, since: number) =>
     Effect.Effect<{ readonly count: number; readonly earliest: number | null }>
 }>() {}

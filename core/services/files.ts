@@ -1,6 +1,6 @@
 /** The spec's file operations: create, complete, validate, read, delete. */
 import { Clock, Effect, Either, Option } from "effect"
-import { LimitsConfig } from "../domain/limits.js"
+import { LimitsConfig, VALIDATION_WINDOW_MS } from "../domain/limits.js"
 import { FileRecord, MultipartState } from "../domain/records.js"
 import { InvalidRequest, NotFound, QuotaExceeded } from "../errors.js"
 import { AudioProbe } from "../ports/audio.js"
@@ -9,7 +9,6 @@ import { IdGenerator } from "../ports/ids.js"
 import { FileRepo, JobRepo, WalletRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import { checkDeletable, checkNewFile, completeUpload, markReady, markRejected, planUpload, requireScope } from "../rules/index.js"
-import { HOUR } from "../time.js"
 import type { Caller } from "./caller.js"
 
 export interface NewFile {
@@ -115,9 +114,9 @@ const sizeMismatch = (detail: string) => new InvalidRequest({ status: 422, field
 const checkValidationQuota = (caller: Caller, now: number) =>
   Effect.gen(function*() {
     const limits = yield* LimitsConfig
-    const recent = yield* Effect.flatMap(FileRepo, (files) => files.validationsSince(caller.accountId, caller.mode, now - HOUR))
+    const recent = yield* Effect.flatMap(FileRepo, (files) => files.validationsSince(caller.accountId, caller.mode, now - VALIDATION_WINDOW_MS))
     if (recent.count >= limits.validationsPerHour) {
-      const retryAfter = Math.max(1, Math.ceil(((recent.earliest ?? now) + HOUR - now) / 1000))
+      const retryAfter = Math.max(1, Math.ceil(((recent.earliest ?? now) + VALIDATION_WINDOW_MS - now) / 1000))
       return yield* quotaExceeded(`${recent.count} validations in the last hour (limit ${limits.validationsPerHour})`, retryAfter)
     }
   })

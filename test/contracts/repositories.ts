@@ -339,6 +339,25 @@ export const repositoryContracts = (
         expect(yield* files.validationsSince("acct_a", "test", T0)).toEqual({ count: 1, earliest: T0 + HOUR + 5 })
         expect(yield* files.validationsSince("acct_none", "live", T0)).toEqual({ count: 0, earliest: null })
       }))
+
+      test("a deleted file's validation keeps counting; one never completed leaves no trace", Effect.gen(function*() {
+        const files = yield* FileRepo
+        const validated = makeFile({ accountId: "acct_a", status: "ready", completedAt: T0 + HOUR, readyAt: T0 + HOUR })
+        const other = makeFile({ accountId: "acct_a", mode: "test", status: "rejected", completedAt: T0 + HOUR + 1, error: fileError(), rejectedAt: T0 + HOUR + 2 })
+        const abandoned = makeFile({ accountId: "acct_a", status: "uploading", completedAt: null })
+        for (const f of [validated, other, abandoned]) yield* files.insert(f)
+        for (const f of [validated, other, abandoned]) yield* files.delete(f.id)
+        for (const f of [validated, other, abandoned]) expect(yield* files.get(f.id)).toEqual(Option.none())
+        expect(yield* files.validationsSince("acct_a", "live", T0)).toEqual({ count: 1, earliest: T0 + HOUR })
+        expect(yield* files.validationsSince("acct_a", "test", T0)).toEqual({ count: 1, earliest: T0 + HOUR + 1 })
+        expect(yield* files.validationsSince("acct_a", "live", T0 + HOUR + 1)).toEqual({ count: 0, earliest: null })
+        expect(yield* files.validationsSince("acct_b", "live", T0)).toEqual({ count: 0, earliest: null })
+        // a later deletion may forget completions older than the quota's window, never newer ones
+        const later = makeFile({ accountId: "acct_a", status: "ready", completedAt: T0 + 3 * HOUR, readyAt: T0 + 3 * HOUR })
+        yield* files.insert(later)
+        yield* files.delete(later.id)
+        expect(yield* files.validationsSince("acct_a", "live", T0 + 2 * HOUR)).toEqual({ count: 1, earliest: T0 + 3 * HOUR })
+      }))
     })
 
     // ───────────────────────────────────────────────────────────────── JobRepo

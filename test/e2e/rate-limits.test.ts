@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { makeAdjustableClock } from "../support/clock.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { call, complete, createFile, expectProblem, putUpload, tone, uploadFile } from "./helpers.js"
+import { call, complete, createFile, expectProblem, putUpload, tone, uploadFile, waitForFile } from "./helpers.js"
 
 const rateHeaders = (reply: { headers: Headers }) => ({
   limit: reply.headers.get("ratelimit-limit"),
@@ -146,6 +146,21 @@ describe("upload quotas", () => {
     // the live mode counts apart
     await uploadFile(server, account.liveKey, audio)
     // an hour later it completes
+    clock.advance(3_600_000)
+    expect((await complete(server, account.testKey, fourth.json.id)).status).toBe(202)
+  })
+
+  it("keeps counting validations of files deleted since: deleting does not buy more", async () => {
+    const account = await server.createAccount()
+    const audio = tone(1)
+    for (let i = 0; i < 3; i++) {
+      const id = await uploadFile(server, account.testKey, audio)
+      await waitForFile(server, account.testKey, id)
+      expect((await call(server, "DELETE", `/v1/files/${id}`, { key: account.testKey })).status).toBe(204)
+    }
+    const fourth = await createFile(server, account.testKey, { size_bytes: audio.length })
+    expect((await putUpload(fourth.json.upload, audio)).status).toBe(200)
+    await expectProblem(server, await complete(server, account.testKey, fourth.json.id), 429, "quota_exceeded")
     clock.advance(3_600_000)
     expect((await complete(server, account.testKey, fourth.json.id)).status).toBe(202)
   })
