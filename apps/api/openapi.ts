@@ -6,6 +6,7 @@
  */
 import { JSONSchema } from "effect"
 import { ERROR_TABLE, ProblemDetails } from "../../core/errors.js"
+import { IDEMPOTENT_ENDPOINTS } from "./edge/idempotency.js"
 
 type Json = Record<string, any>
 
@@ -34,6 +35,22 @@ const RATE_HEADERS = {
 const RETRY_AFTER = { "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } } }
 
 const UNLIMITED = new Set(["/v1/health"])
+
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description: "1–255 printable characters, kept 24 hours per account and mode. A retry with the same key " +
+    "and request replays the first answer; another request with it is 409 idempotency_key_reused.",
+  schema: { type: "string", minLength: 1, maxLength: 255 }
+}
+const REPLAY_HEADERS = {
+  "Idempotent-Replayed": { description: "`true` when this is the recorded answer of an earlier request.", schema: { type: "string", enum: ["true"] } },
+  "Original-Request-Id": {
+    description: "On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem).",
+    schema: { type: "string" }
+  }
+}
 
 /**
  * ProblemDetails as a component schema: its definitions (e.g. `Int`) are referenced under
@@ -71,6 +88,9 @@ export const describeProblems = (spec: Json): Json => {
     for (const [method, operation] of Object.entries<Json>(item)) {
       if (typeof operation !== "object" || operation === null || !("responses" in operation)) continue
       const keyed = Array.isArray(operation.security) && operation.security.length > 0
+      const idempotent = typeof operation.operationId === "string" &&
+        IDEMPOTENT_ENDPOINTS.has(operation.operationId.slice(operation.operationId.indexOf(".") + 1))
+      if (idempotent) operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY_PARAMETER]
       const responses: Json = operation.responses
       const statuses = new Set([
         ...Object.keys(responses).map(Number).filter((s) => s >= 400),
@@ -84,6 +104,8 @@ export const describeProblems = (spec: Json): Json => {
         const headers: Json = { "X-Request-Id": REQUEST_ID_HEADER }
         if (!UNLIMITED.has(path)) Object.assign(headers, RATE_HEADERS)
         if (["429", "503"].includes(status)) Object.assign(headers, RETRY_AFTER)
+        // replays answer recorded statuses only: not 429 or 5xx
+        if (idempotent && status !== "429" && !status.startsWith("5")) Object.assign(headers, REPLAY_HEADERS)
         response.headers = { ...response.headers, ...headers }
       }
     }

@@ -29,8 +29,9 @@ describe("Idempotency-Key", () => {
       expect(replay.text).toBe(first.text)
       expect(replay.headers.get("idempotent-replayed")).toBe("true")
       expect(replay.headers.get("content-type")).toMatch(/^application\/json/)
-      // a new request id all the same
+      // a new request id all the same; Original-Request-Id names the first
       expect(replay.headers.get("x-request-id")).not.toBe(first.headers.get("x-request-id"))
+      expect(replay.headers.get("original-request-id")).toBe(first.headers.get("x-request-id"))
     }
     expect((await jobsOf(liveKey)).map((j) => j.id)).toEqual([first.json.id])
     expect((await credits(server, liveKey)).reserved_micros).toBe(1_000)
@@ -114,6 +115,10 @@ describe("Idempotency-Key", () => {
     expect(replay.text).toBe(first.text)
     expect(replay.headers.get("idempotent-replayed")).toBe("true")
     expect(replay.headers.get("content-type")).toMatch(/^application\/problem\+json/)
+    // the replayed body is the first one, request_id included: Original-Request-Id says whose
+    expect(replay.json.request_id).toBe(first.headers.get("x-request-id"))
+    expect(replay.headers.get("original-request-id")).toBe(replay.json.request_id)
+    expect(replay.headers.get("x-request-id")).not.toBe(replay.json.request_id)
     // a new key runs afresh
     expect((await denoise(server, account.liveKey, { file: fileId }, { "idempotency-key": "rich" })).status).toBe(202)
   })

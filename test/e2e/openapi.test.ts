@@ -130,6 +130,20 @@ describe("OpenAPI description", () => {
     expect(params).toEqual(["query:cursor", "query:limit", "query:model", "query:status"])
   })
 
+  it("documents Idempotency-Key on exactly the four POSTs that take it, and the replay headers", () => {
+    const withKey = ENDPOINTS.filter(([method, path]) =>
+      (spec.paths[path][method].parameters ?? []).some((p: any) => p.in === "header" && p.name === "Idempotency-Key"))
+    expect(withKey.map(([method, path]) => `${method} ${path}`).sort()).toEqual([
+      "post /v1/audio/denoise", "post /v1/files", "post /v1/files/{file_id}/complete", "post /v1/jobs/{job_id}/cancel"
+    ])
+    const responses = spec.paths["/v1/audio/denoise"].post.responses
+    for (const status of ["202", "402", "409"]) {
+      expect(Object.keys(responses[status].headers), status).toEqual(expect.arrayContaining(["Idempotent-Replayed", "Original-Request-Id"]))
+    }
+    // 429 and 5xx are never recorded, so never replayed
+    for (const status of ["429", "500"]) expect(responses[status].headers["Idempotent-Replayed"], status).toBeUndefined()
+  })
+
   it("serves the browsable reference at /docs", async () => {
     const docs = await fetch(`${server.baseUrl}/docs`)
     expect(docs.status).toBe(200)

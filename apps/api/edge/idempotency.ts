@@ -2,7 +2,8 @@
  * `Idempotency-Key` on POSTs that create or change something (decisions.md): a replay returns
  * the first status and body with `Idempotent-Replayed: true`; another body or path, or a first
  * request still running, is `409 idempotency_key_reused`; 429 and 5xx are not recorded.
- * Keys are scoped to account and mode and kept 24 hours.
+ * Keys are scoped to account and mode and kept 24 hours. A replay has its own `X-Request-Id`;
+ * `Original-Request-Id` names the first request, whose id a replayed error body carries.
  */
 import { HttpServerResponse } from "@effect/platform"
 import { sha256 } from "@oslojs/crypto/sha2"
@@ -13,6 +14,9 @@ import { IdempotencyRecord } from "../../../core/domain/records.js"
 import { IdempotencyKeyReused, InvalidRequest } from "../../../core/errors.js"
 import { IdempotencyRepo } from "../../../core/ports/repositories.js"
 import type { Caller } from "../../../core/services/caller.js"
+
+/** The endpoints (HttpApi names) that accept `Idempotency-Key`: POSTs that create or change something. */
+export const IDEMPOTENT_ENDPOINTS: ReadonlySet<string> = new Set(["createFile", "completeFile", "createDenoiseJob", "cancelJob"])
 
 const KEY_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/
 
@@ -33,7 +37,13 @@ const isRecordable = (status: number) => status !== 429 && status < 500
 
 export const withIdempotency = <E, R>(
   caller: Caller,
-  request: { readonly key: string; readonly method: string; readonly path: string; readonly body: string },
+  request: {
+    readonly key: string
+    readonly method: string
+    readonly path: string
+    readonly body: string
+    readonly requestId: string
+  },
   run: Effect.Effect<{ readonly response: HttpServerResponse.HttpServerResponse; readonly body: string }, E, R>
 ) =>
   Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
@@ -71,7 +81,7 @@ export const withIdempotency = <E, R>(
     }
     const { response, body } = outcome.value
     if (isRecordable(response.status)) {
-      const headers: Record<string, string> = {}
+      const headers: Record<string, string> = { "original-request-id": request.requestId }
       for (const name of REPLAYED_HEADERS) {
         const value = response.headers[name]
         if (value !== undefined) headers[name] = value

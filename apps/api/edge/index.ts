@@ -119,7 +119,7 @@ const edge = (app: HttpApp.Default): HttpApp.Default<never, EdgeNeeds> =>
         if (caller._tag === "Right") {
           return yield* withIdempotency(
             caller.right,
-            { key, method: request.method, path: pathname, body },
+            { key, method: request.method, path: pathname, body, requestId },
             Effect.locally(runApp(route), EdgeCaller, Option.some(caller.right))
           )
         }

@@ -4,6 +4,7 @@
  */
 import { HttpApi } from "@effect/platform"
 import { HushApi } from "../definition.js"
+import { IDEMPOTENT_ENDPOINTS } from "./idempotency.js"
 
 export type Bucket = "creates" | "reads" | "public" | "none"
 
@@ -19,7 +20,6 @@ export interface RouteInfo {
 }
 
 const PUBLIC_LIMITED = new Set(["listModels", "getModel", "status"])
-const IDEMPOTENT = new Set(["createFile", "completeFile", "createDenoiseJob", "cancelJob"])
 
 const toPattern = (path: string) =>
   new RegExp(`^${path.split("/").map((s) => (s.startsWith(":") ? "[^/]+" : s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/")}$`)
@@ -40,7 +40,7 @@ export const ROUTES: ReadonlyArray<RouteInfo> = (() => {
         pattern: toPattern(endpoint.path),
         bucket: bucketOf(group.identifier, endpoint.name, endpoint.method),
         hasPayload: endpoint.payloadSchema._tag === "Some" && endpoint.method !== "GET",
-        idempotent: IDEMPOTENT.has(endpoint.name)
+        idempotent: IDEMPOTENT_ENDPOINTS.has(endpoint.name)
       })
     }
   })
