@@ -151,11 +151,13 @@ describe("live jobs that end without output are never charged", () => {
       const { liveKey, jobId } = await liveJob(server)
       const job = () => call(server, "GET", `/v1/jobs/${jobId}`, { key: liveKey })
 
-      // attempt 1: worker 1 claims the job, then dies (its fiber is interrupted: nothing is recorded)
+      // attempt 1: worker 1 claims the job, then dies: cut off from the database, then stopped, it
+      // can neither finish the job nor hand it back (a clean shutdown would requeue it at once)
       const w1 = await startWorker("worker-1")
       workers.push(w1.fiber)
       expect(await claimed()).toBe(jobId)
       expect((await job()).json).toMatchObject({ status: "processing", cost: { charged_micros: null } })
+      w1.cutDatabase()
       await server.run(Fiber.interrupt(w1.fiber))
       expect(await storedJob(server, jobId)).toMatchObject({ status: "processing", attempts: 1, leaseOwner: "worker-1" })
 
@@ -172,6 +174,7 @@ describe("live jobs that end without output are never charged", () => {
       workers.push(w3.fiber)
       expect(await claimed()).toBe(jobId)
       expect(await storedJob(server, jobId)).toMatchObject({ status: "processing", attempts: 3, leaseOwner: "worker-3" })
+      w3.cutDatabase()
       await server.run(Fiber.interrupt(w3.fiber))
 
       // worker 4 finds the third lease lapsed: the job fails, the hold is released
