@@ -12,8 +12,11 @@ const randomBase32 = (bytes: number) => {
   return encodeBase32LowerCaseNoPadding(buffer)
 }
 
-/** 15 random bytes = 120 bits (24 base32 characters) per id; 32 bytes = 256 bits per secret. */
+/** 15 random bytes = 120 bits (24 base32 characters) per id. */
+export const randomId = (prefix: string) => `${prefix}_${randomBase32(15)}`
+
+/** Ids by `randomId`; 32 random bytes = 256 bits per secret. */
 export const RandomIds = Layer.succeed(IdGenerator, {
-  next: (prefix) => `${prefix}_${randomBase32(15)}`,
+  next: randomId,
   secret: () => randomBase32(32)
 })

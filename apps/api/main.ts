@@ -6,14 +6,14 @@
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { createServer } from "node:http"
 import { WorkerLive } from "../worker/background.js"
 import { AdminSocketLive } from "../runtime/admin-socket.js"
 import { loadConfig } from "../runtime/config.js"
 import { requireFfmpeg } from "../runtime/preflight.js"
 import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "../runtime/layers.js"
 import { loadOrCreateKeys } from "../runtime/secrets.js"
-import { apiLayer } from "./server.js"
+import { createGatedServer, refuseUnavailable } from "./gated-server.js"
+import { apiLayer, errorsBaseUrlOf } from "./server.js"
 
 const program = Effect.gen(function*() {
   const config = yield* loadConfig
@@ -23,7 +23,10 @@ const program = Effect.gen(function*() {
   const storage = storageLayers(config, keys)
   const http = apiLayer({ publicBaseUrl: config.publicBaseUrl, env: config.env, gpuConfigured: false }, storage.routes).pipe(
     HttpServer.withLogAddress,
-    Layer.provide(NodeHttpServer.layer(createServer, { port: config.port }))
+    Layer.provide(NodeHttpServer.layer(
+      () => createGatedServer(refuseUnavailable(errorsBaseUrlOf(config.publicBaseUrl))),
+      { port: config.port }
+    ))
   )
   // the built-in worker runs here unless HUSH_WORKER=off (e.g. when workers run apart, on PostgreSQL)
   const worker = config.workerEnabled === false ? Layer.empty : WorkerLive({ housekeeping: storage.housekeeping }).pipe(Layer.provide(denoiseProviderLayer(config)))

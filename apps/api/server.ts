@@ -22,6 +22,9 @@ export interface ApiOptions {
   readonly gpuConfigured: boolean
 }
 
+/** Where each error code's page is: the `type` URIs of problem bodies. */
+export const errorsBaseUrlOf = (publicBaseUrl: string) => `${publicBaseUrl}/errors`
+
 /**
  * Needs an HttpServer and the core's services (apps/runtime/layers.ts coreLayer), plus the
  * blob store's own routes where it has some (storageLayers).
@@ -38,6 +41,6 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
   return HttpApiBuilder.serve().pipe(
     Layer.provide(Layer.mergeAll(storageRoutes, PageRoutes, HttpApiScalar.layer({ path: "/docs" }), EdgeLive)),
     Layer.provide(api),
-    Layer.provide(Layer.succeed(ErrorsBaseUrl, `${options.publicBaseUrl}/errors`))
+    Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl)))
   )
 }

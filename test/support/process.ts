@@ -15,7 +15,8 @@ export interface HushProcess {
   readonly output: () => string
   /** Resolves with the exit code (or signal) once the process has ended. */
   readonly exited: Promise<number | string>
-  readonly stop: (signal?: NodeJS.Signals) => Promise<number | string>
+  /** Sends `signal`; fails, after killing the process group, if it has not exited within `graceMs`. */
+  readonly stop: (signal?: NodeJS.Signals, graceMs?: number) => Promise<number | string>
 }
 
 export const startProcess = (entry: string, env: Record<string, string>): HushProcess => {
@@ -29,13 +30,21 @@ export const startProcess = (entry: string, env: Record<string, string>): HushPr
     child,
     output: () => output,
     exited,
-    stop: (signal = "SIGTERM") => {
+    stop: (signal = "SIGTERM", graceMs = 20_000) => {
       if (child.exitCode === null && child.signalCode === null) {
         // SIGTERM goes to the launcher, which relays it once; SIGKILL cannot be relayed
         if (signal === "SIGKILL" && child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
         else child.kill(signal)
       }
-      return exited
+      // a process that does not stop fails the test with its output, not with the test's timeout
+      let timer: NodeJS.Timeout | undefined
+      const overdue = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
+          reject(new Error(`${entry} did not exit within ${graceMs} ms of ${signal}; its output:\n${output.slice(-6_000)}`))
+        }, graceMs)
+      })
+      return Promise.race([exited, overdue]).finally(() => clearTimeout(timer))
     }
   }
 }
@@ -46,7 +55,7 @@ export const waitForHealth = async (baseUrl: string, process: HushProcess, timeo
   while (Date.now() < deadline) {
     if (process.child.exitCode !== null) throw new Error(`the server exited early:\n${process.output()}`)
     try {
-      if ((await fetch(`${baseUrl}/v1/health`)).ok) return
+      if ((await fetch(`${baseUrl}/v1/health`, { signal: AbortSignal.timeout(5_000) })).ok) return
     } catch {
       // not listening yet
     }
@@ -58,7 +67,7 @@ export const waitForHealth = async (baseUrl: string, process: HushProcess, timeo
 /** `npm run hush -- …` with the given environment; its parsed `--json` output. */
 export const runCli = async (args: ReadonlyArray<string>, env: Record<string, string>): Promise<any> => {
   const { stdout } = await promisify(execFile)(TSX, ["apps/cli/main.ts", ...args, "--json"], {
-    cwd: ROOT, env: { ...process.env, ...env }
+    cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000, killSignal: "SIGKILL"
   })
   return JSON.parse(stdout)
 }
