@@ -1,6 +1,7 @@
 /**
  * Billing properties over random sequences of purchases, grants, job creations, successes,
- * failures, cancels, lease lapses and clock advances across lot expiries, run through the
+ * failures, cancels, lease lapses, hand-backs at shutdown and clock advances across lot
+ * expiries, run through the
  * core's services on the in-memory adapters, with ReferenceWallet as the oracle.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -15,7 +16,7 @@ import { creditsOf } from "../core/services/credits.js"
 import { cancelJob, createDenoiseJob } from "../core/services/jobs.js"
 import { addCredit } from "../core/services/wallet.js"
 import { expireDue } from "../core/wallet/wallet.js"
-import { claimNext, failJob, finishTestJob, recoverLapsedLeases, succeedJob } from "../core/services/worker.js"
+import { claimNext, failJob, finishTestJob, handBackJob, recoverLapsedLeases, succeedJob } from "../core/services/worker.js"
 import { DAY } from "../core/time.js"
 import { coreEnvironment } from "./support/env.js"
 import { ReferenceWallet } from "./support/reference-wallet.js"
@@ -34,6 +35,7 @@ type Op =
   | { readonly _tag: "Fail"; readonly pick: number; readonly code: "internal_error" | "provider_error" }
   | { readonly _tag: "Cancel"; readonly pick: number }
   | { readonly _tag: "LapseLeases" }
+  | { readonly _tag: "HandBack"; readonly pick: number }
   | { readonly _tag: "Advance"; readonly ms: number }
   | { readonly _tag: "ReadCredits" }
 
@@ -46,6 +48,7 @@ const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: fc.record({ _tag: fc.constant("Fail" as const), pick: fc.nat(), code: fc.constantFrom("internal_error" as const, "provider_error" as const) }), weight: 1 },
   { arbitrary: fc.record({ _tag: fc.constant("Cancel" as const), pick: fc.nat() }), weight: 2 },
   { arbitrary: fc.constant({ _tag: "LapseLeases" as const }), weight: 3 },
+  { arbitrary: fc.record({ _tag: fc.constant("HandBack" as const), pick: fc.nat() }), weight: 1 },
   { arbitrary: fc.constant({ _tag: "ReadCredits" as const }), weight: 1 },
   {
     // mostly minutes, sometimes months: enough to cross a lot's 365-day expiry within a run
@@ -233,6 +236,14 @@ const runScenario = (ops: ReadonlyArray<Op>) =>
           } else {
             expect(Either.isLeft(result) && result.left._tag).toBe("JobNotCancelable")
           }
+          break
+        }
+        case "HandBack": {
+          // a worker shutting down: the job goes back to the queue, its hold untouched
+          const job = pickFrom(yield* byStatus("processing"), op.pick)
+          if (job === undefined) break
+          const back = yield* handBackJob(job.id, WORKER)
+          expect(back).toMatchObject({ status: "queued", attempts: job.attempts - 1, leaseOwner: null })
           break
         }
         case "LapseLeases": {
