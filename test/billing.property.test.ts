@@ -1,8 +1,8 @@
 /**
  * Billing properties over random sequences of purchases, grants, job creations, successes,
  * failures, cancels, lease lapses, hand-backs at shutdown and clock advances across lot
- * expiries, run through the
- * core's services on the in-memory adapters, with ReferenceWallet as the oracle.
+ * expiries, run through the core's services on the in-memory adapters, with ReferenceWallet
+ * as the oracle.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect, Either, Layer, Option, TestClock, TestContext } from "effect"
