@@ -2,7 +2,7 @@
  * `npm run hush -- admin …`: through the running server's admin socket when one listens,
  * else directly on the configured persistent store.
  */
-import { Effect, Exit, Layer } from "effect"
+import { Effect, Exit } from "effect"
 import { loadConfig } from "../runtime/config.js"
 import { sendAdminCommand } from "../runtime/admin-socket.js"
 import { coreLayer } from "../runtime/layers.js"
