@@ -41,11 +41,11 @@ export const MemoryFileRepo = Layer.effect(FileRepo, Effect.map(MemoryDb, (db) =
     update: (file) => db.modify(put("files", file.id, file)),
     get: (id) => db.read((s) => HashMap.get(s.files, id)),
     delete: (id) => db.modify((s) => {
-      const gone = HashMap.get(s.files, id)
-      const completedAt = Option.isSome(gone) ? gone.value.completedAt : null
-      const deletedValidations = Option.isNone(gone) || completedAt === null ? s.deletedValidations : [
+      const gone = Option.getOrNull(HashMap.get(s.files, id))
+      const completedAt = gone?.completedAt ?? null
+      const deletedValidations = gone === null || completedAt === null ? s.deletedValidations : [
         ...s.deletedValidations.filter((v) => v.completedAt >= completedAt - VALIDATION_WINDOW_MS),
-        { accountId: gone.value.accountId, mode: gone.value.mode, completedAt }
+        { accountId: gone.accountId, mode: gone.mode, completedAt }
       ]
       return [undefined, { ...s, files: HashMap.remove(s.files, id), deletedValidations }] as const
     }),

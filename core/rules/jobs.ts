@@ -113,6 +113,6 @@ export const lapse = (job: JobRecord, now: number, maxAttempts: number): Either.
 export const handBack = (job: JobRecord, owner: string): Either.Either<JobRecord, JobTransitionRefused> =>
   holdsLease(job, owner)
     ? Either.right(new JobRecord({
-      ...job, status: "queued", progress: 0, attempts: Math.max(0, job.attempts - 1), leaseOwner: null, leaseExpiresAt: null
+      ...job, status: "queued", progress: 0, attempts: job.attempts - 1, leaseOwner: null, leaseExpiresAt: null
     }))
     : refuse(job, "hand back")
