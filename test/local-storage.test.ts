@@ -47,7 +47,7 @@ const LocalStorageTest: Layer.Layer<BlobStore | LocalStorageConfig | TestStorage
   })
 )
 
-blobStoreContract("local disk", () => LocalStorageTest, { partSizeBytes: PART_SIZE })
+blobStoreContract("local disk", () => LocalStorageTest, { partSizeBytes: PART_SIZE, refusesClosedUploads: true })
 
 const inOneHour = Effect.map(Clock.currentTimeMillis, (now) => now + 3_600_000)
 
@@ -226,7 +226,7 @@ layer(LocalStorageTest, { excludeTestServices: true })("local storage: local-onl
       expect(yield* listDir(NodePath.join(rootDir, "tmp"))).toEqual([])
     }))
 
-  it.effect("abort removes the staging folder; a part sent afterwards gets 404", () =>
+  it.effect("abort removes the staging folder; a part sent afterwards gets 403", () =>
     Effect.gen(function*() {
       const store = yield* BlobStore
       const { rootDir } = yield* TestStorage
@@ -237,7 +237,7 @@ layer(LocalStorageTest, { excludeTestServices: true })("local storage: local-onl
       expect((yield* http(target.parts[0].url, { method: "PUT", body: bytes(10) })).status).toBe(200)
       yield* store.abortMultipart({ key, uploadId: target.uploadId })
       expect(yield* listDir(NodePath.join(rootDir, "uploads"))).not.toContain(target.uploadId)
-      expect((yield* http(target.parts[0].url, { method: "PUT", body: bytes(10) })).status).toBe(404)
+      expect((yield* http(target.parts[0].url, { method: "PUT", body: bytes(10) })).status).toBe(403)
       // Another key cannot abort (or complete) this upload.
       const other = asMultipart(
         yield* store.createUpload({ key, contentType: "audio/wav", sizeBytes: 10, expiresAt: yield* inOneHour, partSize: PART_SIZE })

@@ -10,7 +10,7 @@ import { STORAGE_PATH_PREFIX } from "./config.js"
  * - `x-hush-op`: `put` (whole object), `part` (one part of a multipart upload) or `get` (download)
  * - `x-hush-expires`: expiry, epoch milliseconds; the URL is refused once now > expires
  * - `put`:  `x-hush-content-type`, `x-hush-content-length` (the exact Content-Type and size)
- * - `part`: `x-hush-upload-id`, `x-hush-part-number`, `x-hush-max-length` (largest accepted part)
+ * - `part`: `x-hush-upload-id`, `x-hush-part-number`, `x-hush-content-length` (the part's exact size)
  * - `get`:  `x-hush-filename`, `x-hush-content-type` (sent back in Content-Disposition / Content-Type)
  * - `x-hush-signature`: base64url HMAC-SHA256 over the canonical string below
  *
@@ -26,7 +26,6 @@ export const PARAM = {
   contentLength: "x-hush-content-length",
   uploadId: "x-hush-upload-id",
   partNumber: "x-hush-part-number",
-  maxLength: "x-hush-max-length",
   filename: "x-hush-filename",
   signature: "x-hush-signature"
 } as const
@@ -45,7 +44,7 @@ export type SignedRequest =
     readonly expiresAt: number
     readonly uploadId: string
     readonly partNumber: number
-    readonly maxLength: number
+    readonly contentLength: number
   }
   | {
     readonly op: "get"
@@ -65,7 +64,7 @@ const fieldsOf = (request: SignedRequest): ReadonlyArray<readonly [string, strin
       return [
         [PARAM.uploadId, request.uploadId],
         [PARAM.partNumber, String(request.partNumber)],
-        [PARAM.maxLength, String(request.maxLength)]
+        [PARAM.contentLength, String(request.contentLength)]
       ]
     case "get":
       return [[PARAM.filename, request.filename], [PARAM.contentType, request.contentType]]
@@ -131,11 +130,11 @@ export const parseSignedRequest = (
     case "part": {
       const uploadId = required(PARAM.uploadId)
       const partNumber = parseNonNegativeInt(params.get(PARAM.partNumber))
-      const maxLength = parseNonNegativeInt(params.get(PARAM.maxLength))
-      if (uploadId === undefined || partNumber === undefined || maxLength === undefined) {
+      const contentLength = parseNonNegativeInt(params.get(PARAM.contentLength))
+      if (uploadId === undefined || partNumber === undefined || contentLength === undefined) {
         return invalid("the URL lacks signed fields")
       }
-      return { _tag: "Ok", signature, request: { op, key, expiresAt, uploadId, partNumber, maxLength } }
+      return { _tag: "Ok", signature, request: { op, key, expiresAt, uploadId, partNumber, contentLength } }
     }
     case "get": {
       const filename = required(PARAM.filename)

@@ -1,4 +1,19 @@
-/** Rules every blob store shares: which object keys are acceptable, how a download is named. */
+/** Rules every blob store shares: which object keys are acceptable, where a file's bytes live, how a download is named. */
+
+/** Where uploads write: one object per file, read by nobody but `complete` (and swept). */
+export const STAGING_PREFIX = "staging/"
+
+/** The staging object of a file: its upload URLs write here, never to its input. */
+export const stagingKeyOf = (fileId: string): string => `${STAGING_PREFIX}${fileId}`
+
+/** The input object of a file: written once by `complete`, then read by validation, pricing and the worker. */
+export const inputKeyOf = (fileId: string): string => `inputs/${fileId}`
+
+/** The file a staging key belongs to, or undefined for another key. */
+export const fileIdOfStagingKey = (key: string): string | undefined =>
+  key.startsWith(STAGING_PREFIX) && key.length > STAGING_PREFIX.length && !key.slice(STAGING_PREFIX.length).includes("/")
+    ? key.slice(STAGING_PREFIX.length)
+    : undefined
 
 export const MAX_KEY_BYTES = 1024
 
