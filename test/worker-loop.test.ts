@@ -60,8 +60,8 @@ const queuedJob = (bytes: Uint8Array, email = "a@example.com") =>
   Effect.gen(function*() {
     const created = yield* createAccountWithKeys({ email, creditMicros: 10_000_000 })
     const caller = yield* authenticate(`Bearer ${created.liveKey}`)
-    const { file } = yield* createFile(caller, { filename: "talk.wav", sizeBytes: bytes.byteLength, contentType: "audio/wav" })
-    yield* Effect.flatMap(MemoryBlobBackdoor, (door) => door.putObject(file.storageKey, bytes, "audio/wav"))
+    const { file, upload } = yield* createFile(caller, { filename: "talk.wav", sizeBytes: bytes.byteLength, contentType: "audio/wav" })
+    yield* Effect.flatMap(MemoryBlobBackdoor, (door) => door.putUpload(upload, bytes))
     yield* completeFile(caller, file.id, null)
     yield* validateFile(file.id)
     const job = yield* createDenoiseJob(caller, { file: file.id })
