@@ -8,7 +8,7 @@
  * `builtin`, and the GPU provider's with `gpuProvider`), `clock` (a Clock every fiber of
  * the server reads, e.g. test/support/clock.ts), and `override` (a layer built on top of the
  * core's services whose outputs replace them, e.g. a failing RateLimiter or a dying repo; it
- * may read the originals to wrap them), `logLevel`.
+ * may read the originals to wrap them), `logLevel`, `s3` (the bytes on an S3 bucket).
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { type Clock, Effect, Layer, Logger, type LogLevel, ManagedRuntime, Option } from "effect"
@@ -24,6 +24,7 @@ import type { GpuProviderConfig, HushConfig } from "../../apps/runtime/config.js
 import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "../../apps/runtime/layers.js"
 import type { Limits } from "../../core/domain/limits.js"
 import { createAccountWithKeys } from "../../core/services/accounts.js"
+import type { S3Options } from "../../adapters/s3/index.js"
 
 export const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -57,6 +58,8 @@ export interface TestServerOptions {
    * RNNoise), as `npm start` does.
    */
   readonly gpuProvider?: GpuProviderConfig
+  /** File bytes on this S3 bucket (e.g. test/support/s3rver.ts's) instead of local disk. */
+  readonly s3?: S3Options
 }
 
 export const startTestServer = async (options: TestServerOptions = {}) => {
@@ -64,7 +67,8 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const dataDir = mkdtempSync(join(tmpdir(), "hush-e2e-"))
   const baseUrl = `http://127.0.0.1:${port}`
   const config: HushConfig = {
-    port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none(), blobStore: "local", redisUrl: Option.none(),
+    port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none(),
+    blobStore: options.s3 === undefined ? "local" : "s3", s3: options.s3, redisUrl: Option.none(),
     gpuProvider: options.gpuProvider
   }
   const keys = { signingSecret: "e2e-signing-secret-0123456789abcdef", cursorKey: "e2e-cursor-key" }
