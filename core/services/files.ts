@@ -9,6 +9,7 @@ import { IdGenerator } from "../ports/ids.js"
 import { FileRepo, JobRepo, WalletRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import { checkDeletable, checkNewFile, completeUpload, markReady, markRejected, planUpload, requireScope } from "../rules/index.js"
+import { AUDIO_REJECTION_MESSAGES } from "../rules/files.js"
 import { inputKeyOf, stagingKeyOf } from "../rules/storage.js"
 import type { Caller } from "./caller.js"
 
@@ -186,16 +187,21 @@ export const validateFile = (id: string) =>
     const file = found.value
     const blobs = yield* BlobStore
     const probe = yield* AudioProbe
+    const limits = yield* LimitsConfig
     // a storage fault (BlobError) stays in the error channel and leaves the file validating for
     // a retry: it says nothing about the audio, so it must not reject the upload
-    const outcome = yield* probe.probe(blobs.read(file.storageKey)).pipe(
+    const outcome = yield* probe.probe(blobs.read(file.storageKey), { timeLimitMs: limits.validationTimeLimitMs[file.mode] }).pipe(
       Effect.map((result) => Either.right(result)),
-      Effect.catchTag("AudioRejected", (rejected) => Effect.succeed(Either.left(rejected)))
+      Effect.catchTag("AudioRejected", (rejected) =>
+        Effect.as(
+          Effect.logInfo(`file rejected (${rejected.reason}): ${rejected.message}`).pipe(Effect.annotateLogs({ fileId: file.id })),
+          Either.left(rejected)
+        ))
     )
     const now = yield* Clock.currentTimeMillis
     const next = Either.match(outcome, {
       onRight: (result) => markReady(file, result.durationSeconds, now),
-      onLeft: (error) => markRejected(file, error.message, now)
+      onLeft: (error) => markRejected(file, AUDIO_REJECTION_MESSAGES[error.reason], now)
     })
     yield* files.update(next)
     return Option.some(next)
