@@ -36,6 +36,26 @@ export const keyProblem = (key: string): string | undefined => {
   return undefined
 }
 
+/** The longest stem a download name keeps, in characters (code points). */
+export const MAX_DOWNLOAD_STEM = 200
+
+/**
+ * The stem of a download name from a client's filename: its last path segment without the
+ * extension; control characters (C0, DEL, C1), bidirectional overrides and unpaired surrogates
+ * replaced, spaces collapsed, at most 200 characters; `audio` when nothing is left. Whatever the
+ * client sent, the result can be signed into a URL and sent in a header (docs/security.md).
+ */
+export const downloadStem = (filename: string): string => {
+  const wellFormed = filename.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD")
+  // eslint-disable-next-line no-control-regex
+  const visible = wellFormed.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "_")
+  const base = visible.replace(/^.*[\\/]/, "")
+  const dot = base.lastIndexOf(".")
+  const stem = (dot > 0 ? base.slice(0, dot) : base).replace(/\s+/g, " ").trim()
+  const short = Array.from(stem).slice(0, MAX_DOWNLOAD_STEM).join("").trim()
+  return short === "" ? "audio" : short
+}
+
 const encodeRfc5987 = (value: string): string =>
   encodeURIComponent(value).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
 
