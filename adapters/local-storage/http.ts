@@ -222,8 +222,11 @@ const putPart = (
     }
     const length = contentLengthOf(request)
     if (length === undefined) return problem(config, 400, "a Content-Length header is required")
-    if (length !== signed.contentLength) {
-      return problem(config, 400, `Content-Length must be ${signed.contentLength} (it is part of the signature)`)
+    if ("exact" in signed.length && length !== signed.length.exact) {
+      return problem(config, 400, `Content-Length must be ${signed.length.exact} (it is part of the signature)`)
+    }
+    if ("max" in signed.length && length > signed.length.max) {
+      return problem(config, 400, `a part may have at most ${signed.length.max} bytes; Content-Length is ${length}`)
     }
     const dir = uploadDir(config, signed.uploadId)
     const stored = yield* writeAtomically(

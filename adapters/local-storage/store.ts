@@ -136,13 +136,18 @@ export const make: Effect.Effect<BlobStore["Type"], never, LocalStorageConfig> =
       const manifest: UploadManifest = { key, contentType, sizeBytes, partSize, partCount, createdAt, expiresAt }
       yield* io("create upload", () => Fs.mkdir(uploadDir(config, uploadId), { recursive: true, mode: DIR_MODE }))
       yield* io("write upload manifest", () => Fs.writeFile(manifestPath(config, uploadId), JSON.stringify(manifest), { mode: FILE_MODE }))
-      // each part URL signs its exact length: no part can be larger (or smaller) than its share
-      const parts = Array.from({ length: partCount }, (_, i) => ({
-        partNumber: i + 1,
-        url: signUrl(config, {
-          op: "part", key, expiresAt, uploadId, partNumber: i + 1, contentLength: Math.min(partSize, sizeBytes - i * partSize)
-        })
-      }))
+      // each part URL signs its exact length (or, for a bounded size, its largest): no part can be
+      // larger than its share
+      const parts = Array.from({ length: partCount }, (_, i) => {
+        const share = Math.min(partSize, sizeBytes - i * partSize)
+        return {
+          partNumber: i + 1,
+          url: signUrl(config, {
+            op: "part", key, expiresAt, uploadId, partNumber: i + 1,
+            length: request.sizeIsMaximum === true ? { max: share } : { exact: share }
+          })
+        }
+      })
       const target: UploadTarget = { _tag: "Multipart", uploadId, parts }
       return target
     })

@@ -21,6 +21,7 @@ interface PendingUpload {
   readonly sizeBytes: number
   readonly partCount: number
   readonly partSize: number
+  readonly sizeIsMaximum: boolean
   readonly parts: Map<number, { readonly etag: string; readonly bytes: Uint8Array }>
 }
 
@@ -81,7 +82,8 @@ export const makeMemoryBlobStore = () => {
         const partCount = Math.max(1, Math.ceil(request.sizeBytes / partSize))
         const uploadId = `upload-${++nextUpload}`
         uploads.set(uploadId, {
-          key: request.key, contentType: request.contentType, sizeBytes: request.sizeBytes, partCount, partSize, parts: new Map()
+          key: request.key, contentType: request.contentType, sizeBytes: request.sizeBytes, partCount, partSize,
+          sizeIsMaximum: request.sizeIsMaximum === true, parts: new Map()
         })
         const target: UploadTarget = {
           _tag: "Multipart",
@@ -198,7 +200,9 @@ export const makeMemoryBlobStore = () => {
           return fail(`invalid part number ${partNumber}`)
         }
         const length = partLength(upload, partNumber)
-        if (bytes.byteLength !== length) return fail(`part ${partNumber} must be exactly ${length} bytes, not ${bytes.byteLength}`)
+        if (upload.sizeIsMaximum ? bytes.byteLength > length : bytes.byteLength !== length) {
+          return fail(`part ${partNumber} must be ${upload.sizeIsMaximum ? "at most" : "exactly"} ${length} bytes, not ${bytes.byteLength}`)
+        }
         const etag = md5(bytes)
         upload.parts.set(partNumber, { etag, bytes: bytes.slice() })
         return Effect.succeed(`"${etag}"`)

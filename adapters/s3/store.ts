@@ -262,7 +262,9 @@ export const make = (options: S3Options): Effect.Effect<BlobStore["Type"], never
         }
         const uploadId = yield* createMultipartUpload(key, contentType)
         // Each part URL signs the part's exact Content-Length (its share of sizeBytes): a longer or
-        // shorter part is refused (403), so the assembled object can never exceed sizeBytes.
+        // shorter part is refused (403), so the assembled object can never exceed sizeBytes. A
+        // bounded size cannot be signed: those parts are checked by the caller once assembled.
+        const exact = request.sizeIsMaximum !== true
         const parts = yield* Effect.forEach(
           Array.from({ length: partCount }, (_, i) => i + 1),
           (partNumber) =>
@@ -274,9 +276,9 @@ export const make = (options: S3Options): Effect.Effect<BlobStore["Type"], never
                   Key: key,
                   UploadId: uploadId,
                   PartNumber: partNumber,
-                  ContentLength: Math.min(partSize, sizeBytes - (partNumber - 1) * partSize)
+                  ...(exact ? { ContentLength: Math.min(partSize, sizeBytes - (partNumber - 1) * partSize) } : {})
                 }),
-                { ...signing, signableHeaders: new Set(["content-length"]) }
+                exact ? { ...signing, signableHeaders: new Set(["content-length"]) } : signing
               )).pipe(Effect.map((url) => ({ partNumber, url })))
         ).pipe(Effect.tapError(() => Effect.ignore(abortUpload(key, uploadId))))
         const target: UploadTarget = { _tag: "Multipart", uploadId, parts }

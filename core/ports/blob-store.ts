@@ -26,6 +26,13 @@ export interface CreateUploadRequest {
   readonly expiresAt: number
   /** Present for a multipart upload. */
   readonly partSize?: number | undefined
+  /**
+   * `sizeBytes` is an upper bound, not the exact size (default: exact). For a multipart upload
+   * whose writer learns the size only as it goes (a GPU host's output): its part URLs then bound
+   * each part's length where the store can (local disk) instead of pinning it; S3 cannot bound a
+   * presigned part, so the caller checks the assembled size. Never for a client's upload.
+   */
+  readonly sizeIsMaximum?: boolean | undefined
 }
 
 /** One object of a listing. */
@@ -43,7 +50,7 @@ export interface ListedObject {
 export class BlobStore extends Context.Tag("hush/BlobStore")<BlobStore, {
   /**
    * Signed URLs that write `request.key` (PUT: exactly `sizeBytes`; multipart: each part exactly
-   * its share of `sizeBytes`). They stop working at `expiresAt`, and on stores that can refuse
+   * its share of `sizeBytes`, unless `sizeIsMaximum`). They stop working at `expiresAt`, and on stores that can refuse
    * bytes (local disk) once the key is moved or deleted; on S3 later bytes land in the key only.
    */
   readonly createUpload: (request: CreateUploadRequest) => Effect.Effect<UploadTarget, BlobError>

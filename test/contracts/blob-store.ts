@@ -333,6 +333,22 @@ export const blobStoreContract = (
           expect(yield* store.stat(key)).toEqual(Option.some({ sizeBytes: declared }))
         }))
 
+      it.effect("a bounded upload (sizeIsMaximum) takes a part shorter than the bound", () =>
+        Effect.gen(function*() {
+          const store = yield* BlobStore
+          const key = keyFor("bounded")
+          const target = asMultipart(
+            yield* store.createUpload({
+              key, contentType: "audio/mpeg", sizeBytes: 10_000, partSize: 10_000, sizeIsMaximum: true, expiresAt: yield* inOneHour
+            })
+          )
+          expect(target.parts).toHaveLength(1)
+          const body = bytes(4_321, 51)
+          const parts = yield* sendParts(target, [body])
+          yield* store.completeMultipart({ key, uploadId: target.uploadId, parts })
+          expectBytes(yield* readAll(key), body)
+        }))
+
       it.effect("move puts the object under its new key and removes the old one; a late PUT never changes it", () =>
         Effect.gen(function*() {
           const store = yield* BlobStore

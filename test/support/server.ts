@@ -11,7 +11,7 @@
  * may read the originals to wrap them), `logLevel`, `s3` (the bytes on an S3 bucket).
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { type Clock, Effect, Layer, Logger, type LogLevel, ManagedRuntime, Option } from "effect"
+import { type Clock, Effect, HashMap, Layer, Logger, type LogLevel, ManagedRuntime, Option } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -46,6 +46,11 @@ export interface TestServerOptions {
   readonly override?: Layer.Layer<any, never, CoreServices>
   /** The least severe log level printed (e.g. `LogLevel.None` where failures are provoked on purpose). */
   readonly logLevel?: LogLevel.LogLevel
+  /**
+   * Collects the server's log lines here instead of printing them: `LEVEL message` followed by
+   * its annotations as `key=value` (e.g. `jobId=job_…`), to check what is logged and not shown.
+   */
+  readonly logs?: Array<string>
   /**
    * Runs the built-in worker in the server (as `npm start` does): live jobs are claimed and
    * denoised. A layer given here replaces the RNNoise provider (e.g. one that fails on purpose).
@@ -85,9 +90,14 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
     : options.worker === true ? denoiseProviderLayer(config) : options.worker
   const server = provider === null ? http : Layer.merge(http, WorkerLive(options.workerOptions).pipe(Layer.provide(provider)))
   // the clock and log level go in below everything, so the fibers the server forks inherit them
+  const logs = options.logs
   const settings = Layer.mergeAll(
     options.clock === undefined ? Layer.empty : Layer.setClock(options.clock),
-    options.logLevel === undefined ? Layer.empty : Logger.minimumLogLevel(options.logLevel)
+    options.logLevel === undefined ? Layer.empty : Logger.minimumLogLevel(options.logLevel),
+    logs === undefined ? Layer.empty : Logger.replace(Logger.defaultLogger, Logger.make(({ annotations, logLevel, message }) => {
+      const tags = [...HashMap.toEntries(annotations)].map(([key, value]) => ` ${key}=${String(value)}`).join("")
+      logs.push(`${logLevel.label} ${Array.isArray(message) ? message.map(String).join(" ") : String(message)}${tags}`)
+    }))
   )
   const runtime = ManagedRuntime.make(Layer.provideMerge(server, core).pipe(Layer.provide(settings)))
   await runtime.runPromise(Effect.void)
