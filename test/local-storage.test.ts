@@ -274,6 +274,26 @@ layer(LocalStorageTest, { excludeTestServices: true })("local storage: local-onl
       expect(yield* listDir(NodePath.join(rootDir, "tmp"))).toEqual([])
     }))
 
+  it.effect("sweepStale removes expired open-upload records only: an open PUT upload keeps working", () =>
+    Effect.gen(function*() {
+      const store = yield* BlobStore
+      const { rootDir } = yield* TestStorage
+      const now = yield* Clock.currentTimeMillis
+      const open = asPut(yield* store.createUpload({ key: "local/open-put.wav", contentType: "audio/wav", sizeBytes: 10, expiresAt: now + 60_000 }))
+      yield* store.createUpload({ key: "local/lapsed-put.wav", contentType: "audio/wav", sizeBytes: 10, expiresAt: now - 1 })
+      const record = (key: string) => createHash("sha256").update(key).digest("hex")
+      expect(yield* listDir(NodePath.join(rootDir, "open"))).toEqual(
+        expect.arrayContaining([record("local/open-put.wav"), record("local/lapsed-put.wav")])
+      )
+      yield* sweepStale()
+      const left = yield* listDir(NodePath.join(rootDir, "open"))
+      expect(left).toContain(record("local/open-put.wav"))
+      expect(left).not.toContain(record("local/lapsed-put.wav"))
+      expect((yield* http(open.url, { method: "PUT", headers: { ...open.headers }, body: bytes(10) })).status).toBe(200)
+      yield* store.delete("local/open-put.wav")
+      expect(yield* listDir(NodePath.join(rootDir, "open"))).not.toContain(record("local/open-put.wav"))
+    }))
+
   it.effect("sweepStale removes expired staging folders and old temp files only", () =>
     Effect.gen(function*() {
       const store = yield* BlobStore
