@@ -221,7 +221,7 @@ const runScenario = (ops: ReadonlyArray<Op>) =>
         case "Fail": {
           const job = pickFrom(yield* byStatus("processing"), op.pick)
           if (job === undefined) break
-          yield* failJob(job.id, WORKER, { code: op.code, message: "property test failure" })
+          yield* failJob(job.id, WORKER, { code: op.code, detail: "property test failure" })
           ref.release(job.id, now)
           break
         }

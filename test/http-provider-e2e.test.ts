@@ -14,6 +14,7 @@
 import { Effect, LogLevel, Redacted } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { DENOISE_PRO } from "../core/domain/catalog.js"
+import { JobRules } from "../core/rules/index.js"
 import { WalletRepo } from "../core/ports/repositories.js"
 import { type Fault, type FakeGpuOptions, type FakeGpuProvider, SAMPLE_MP3, startFakeGpuProvider, times } from "./support/fake-gpu-provider.js"
 import { startTestServer, type TestServer } from "./support/server.js"
@@ -25,11 +26,13 @@ const COST = 12 * 300
 
 let fake: FakeGpuProvider
 let server: TestServer
+/** The server's log (collected, not printed): where a failure's details go. */
+const logs: Array<string> = []
 
 beforeAll(async () => {
   fake = await startFakeGpuProvider()
   server = await startTestServer({
-    logLevel: LogLevel.None,
+    logs,
     worker: true,
     workerOptions: { pollInterval: "50 millis" },
     gpuProvider: {
@@ -175,7 +178,10 @@ describe("GPU host failures that do not pass: failed provider_error, never charg
     // never stuck: runGpuJob gives up on a job still processing after 15 s
     const { liveKey, job } = await runGpuJob(behaviour)
     await expectFailedUncharged(liveKey, job)
-    expect(job.error.message).toMatch(message)
+    // the public message is the code's own; what the host did is in the log only
+    expect(job.error.message).toBe(JobRules.JOB_ERROR_MESSAGES.provider_error)
+    expect(job.error.message).not.toMatch(message)
+    expect(logs.filter((line) => line.includes(`jobId=${job.id}`)).some((line) => message.test(line))).toBe(true)
   })
 })
 

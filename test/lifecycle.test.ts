@@ -9,11 +9,12 @@ import { DEFAULT_LIMITS } from "../core/domain/limits.js"
 import { BlobStore } from "../core/ports/blob-store.js"
 import { createAccountWithKeys } from "../core/services/accounts.js"
 import { authenticate, type Caller } from "../core/services/caller.js"
-import { completeFile, createFile, getFile, validateFile } from "../core/services/files.js"
+import { completeFile, createFile, deleteFile, getFile, validateFile } from "../core/services/files.js"
 import { createDenoiseJob, getOutputLink } from "../core/services/jobs.js"
 import { sweepLifecycle } from "../core/services/lifecycle.js"
 import { claimNext, finishTestJob, succeedJob } from "../core/services/worker.js"
 import { HOUR } from "../core/time.js"
+import { stagingKeyOf } from "../core/rules/storage.js"
 import { coreEnvironment, TEST_SAMPLE } from "./support/env.js"
 import { riff, RiffProbe } from "./support/riff-probe.js"
 
@@ -29,7 +30,7 @@ const callers = Effect.gen(function*() {
 const upload = (caller: Caller, bytes: Uint8Array) =>
   Effect.gen(function*() {
     const created = yield* createFile(caller, { filename: "talk.wav", sizeBytes: bytes.byteLength, contentType: "audio/wav" })
-    yield* Effect.flatMap(MemoryBlobBackdoor, (door) => door.putObject(created.file.storageKey, bytes))
+    yield* Effect.flatMap(MemoryBlobBackdoor, (door) => door.putUpload(created.upload, bytes))
     return created.file
   })
 
@@ -48,13 +49,13 @@ describe("lifecycle sweeper", () => {
       const { live } = yield* callers
       const file = yield* readyFile(live)
       yield* TestClock.adjust(DEFAULT_LIMITS.readyRetentionMs - 1)
-      expect(yield* sweepLifecycle).toEqual({ purgedFiles: 0, expiredOutputs: 0 })
+      expect(yield* sweepLifecycle).toEqual({ purgedFiles: 0, expiredOutputs: 0, sweptStaging: 0 })
       expect(yield* stored(file.storageKey)).toBe(true)
       yield* TestClock.adjust(2)
-      expect(yield* sweepLifecycle).toEqual({ purgedFiles: 1, expiredOutputs: 0 })
+      expect(yield* sweepLifecycle).toEqual({ purgedFiles: 1, expiredOutputs: 0, sweptStaging: 0 })
       expect(yield* stored(file.storageKey)).toBe(false)
       expect((yield* Effect.flip(getFile(live, file.id)))._tag).toBe("NotFound")
-      expect(yield* sweepLifecycle).toEqual({ purgedFiles: 0, expiredOutputs: 0 })
+      expect(yield* sweepLifecycle).toEqual({ purgedFiles: 0, expiredOutputs: 0, sweptStaging: 0 })
     })))
 
   it.effect("deletes a rejected file 24 hours after rejection", () =>
@@ -74,14 +75,15 @@ describe("lifecycle sweeper", () => {
       const created = yield* createFile(live, { filename: "big.wav", sizeBytes: size, contentType: "audio/wav" })
       const uploadId = created.file.multipart!.uploadId
       const door = yield* MemoryBlobBackdoor
-      yield* door.putPart(uploadId, 1, riff(1))
+      // the last part: exactly its share of the size
+      yield* door.putPart(uploadId, 2, new Uint8Array(size - DEFAULT_LIMITS.multipartPartBytes))
       yield* TestClock.adjust(DEFAULT_LIMITS.uploadWindowMs + HOUR)
-      expect(yield* sweepLifecycle).toEqual({ purgedFiles: 0, expiredOutputs: 0 })
+      expect(yield* sweepLifecycle).toEqual({ purgedFiles: 0, expiredOutputs: 0, sweptStaging: 0 })
       expect((yield* Effect.flip(completeFile(live, created.file.id, null)))._tag).toBe("UploadExpired")
       yield* TestClock.adjust(DEFAULT_LIMITS.rejectedRetentionMs)
       expect((yield* sweepLifecycle).purgedFiles).toBe(1)
       // the multipart upload is gone: a part sent now is refused
-      expect(Option.isNone(yield* Effect.option(door.putPart(uploadId, 2, riff(1))))).toBe(true)
+      expect(Option.isNone(yield* Effect.option(door.putPart(uploadId, 2, new Uint8Array(size - DEFAULT_LIMITS.multipartPartBytes))))).toBe(true)
       expect((yield* Effect.flip(getFile(live, created.file.id)))._tag).toBe("NotFound")
     })))
 
@@ -109,6 +111,25 @@ describe("lifecycle sweeper", () => {
         expect((yield* Effect.flip(getOutputLink(caller, id)))._tag).toBe("OutputExpired")
       }
       expect((yield* sweepLifecycle).expiredOutputs).toBe(0)
+    })))
+
+  it.effect("deletes staging objects whose file is no longer uploading (late bytes S3 could not refuse); keeps an open upload's", () =>
+    run(Effect.gen(function*() {
+      const { live } = yield* callers
+      const door = yield* MemoryBlobBackdoor
+      const open = yield* upload(live, riff(1))
+      const ready = yield* readyFile(live)
+      const deleted = yield* upload(live, riff(1))
+      yield* deleteFile(live, deleted.id)
+      // what a PUT to the old URLs does on S3: the bytes land in the staging keys
+      yield* door.putObject(stagingKeyOf(ready.id), riff(30))
+      yield* door.putObject(stagingKeyOf(deleted.id), riff(30))
+      expect(yield* sweepLifecycle).toEqual({ purgedFiles: 0, expiredOutputs: 0, sweptStaging: 2 })
+      expect(yield* stored(stagingKeyOf(open.id))).toBe(true)
+      expect(yield* stored(stagingKeyOf(ready.id))).toBe(false)
+      expect(yield* stored(stagingKeyOf(deleted.id))).toBe(false)
+      expect(yield* stored(ready.storageKey)).toBe(true)
+      expect(yield* sweepLifecycle).toEqual({ purgedFiles: 0, expiredOutputs: 0, sweptStaging: 0 })
     })))
 
   it.effect("never purges a file that a queued job still uses", () =>

@@ -47,7 +47,7 @@ const LocalStorageTest: Layer.Layer<BlobStore | LocalStorageConfig | TestStorage
   })
 )
 
-blobStoreContract("local disk", () => LocalStorageTest, { partSizeBytes: PART_SIZE })
+blobStoreContract("local disk", () => LocalStorageTest, { partSizeBytes: PART_SIZE, refusesClosedUploads: true })
 
 const inOneHour = Effect.map(Clock.currentTimeMillis, (now) => now + 3_600_000)
 
@@ -226,7 +226,7 @@ layer(LocalStorageTest, { excludeTestServices: true })("local storage: local-onl
       expect(yield* listDir(NodePath.join(rootDir, "tmp"))).toEqual([])
     }))
 
-  it.effect("abort removes the staging folder; a part sent afterwards gets 404", () =>
+  it.effect("abort removes the staging folder; a part sent afterwards gets 403", () =>
     Effect.gen(function*() {
       const store = yield* BlobStore
       const { rootDir } = yield* TestStorage
@@ -237,7 +237,7 @@ layer(LocalStorageTest, { excludeTestServices: true })("local storage: local-onl
       expect((yield* http(target.parts[0].url, { method: "PUT", body: bytes(10) })).status).toBe(200)
       yield* store.abortMultipart({ key, uploadId: target.uploadId })
       expect(yield* listDir(NodePath.join(rootDir, "uploads"))).not.toContain(target.uploadId)
-      expect((yield* http(target.parts[0].url, { method: "PUT", body: bytes(10) })).status).toBe(404)
+      expect((yield* http(target.parts[0].url, { method: "PUT", body: bytes(10) })).status).toBe(403)
       // Another key cannot abort (or complete) this upload.
       const other = asMultipart(
         yield* store.createUpload({ key, contentType: "audio/wav", sizeBytes: 10, expiresAt: yield* inOneHour, partSize: PART_SIZE })
@@ -272,6 +272,26 @@ layer(LocalStorageTest, { excludeTestServices: true })("local storage: local-onl
       yield* Effect.sleep("300 millis")
       expect(yield* store.stat(key)).toEqual(Option.none())
       expect(yield* listDir(NodePath.join(rootDir, "tmp"))).toEqual([])
+    }))
+
+  it.effect("sweepStale removes expired open-upload records only: an open PUT upload keeps working", () =>
+    Effect.gen(function*() {
+      const store = yield* BlobStore
+      const { rootDir } = yield* TestStorage
+      const now = yield* Clock.currentTimeMillis
+      const open = asPut(yield* store.createUpload({ key: "local/open-put.wav", contentType: "audio/wav", sizeBytes: 10, expiresAt: now + 60_000 }))
+      yield* store.createUpload({ key: "local/lapsed-put.wav", contentType: "audio/wav", sizeBytes: 10, expiresAt: now - 1 })
+      const record = (key: string) => createHash("sha256").update(key).digest("hex")
+      expect(yield* listDir(NodePath.join(rootDir, "open"))).toEqual(
+        expect.arrayContaining([record("local/open-put.wav"), record("local/lapsed-put.wav")])
+      )
+      yield* sweepStale()
+      const left = yield* listDir(NodePath.join(rootDir, "open"))
+      expect(left).toContain(record("local/open-put.wav"))
+      expect(left).not.toContain(record("local/lapsed-put.wav"))
+      expect((yield* http(open.url, { method: "PUT", headers: { ...open.headers }, body: bytes(10) })).status).toBe(200)
+      yield* store.delete("local/open-put.wav")
+      expect(yield* listDir(NodePath.join(rootDir, "open"))).not.toContain(record("local/open-put.wav"))
     }))
 
   it.effect("sweepStale removes expired staging folders and old temp files only", () =>

@@ -170,6 +170,14 @@ describe("denoiseToMp3", () => {
       expect(Math.abs(decoded.length / 2 / RATE - 36)).toBeLessThan(0.05)
     })), 30_000)
 
+  it.live("decoding stops at maxInputSeconds: a 12-second input allowed 3 seconds gives 3 seconds of output", () =>
+    Effect.gen(function*() {
+      const { decoded } = yield* denoiseFile("mono.wav", { durationSeconds: 2, maxInputSeconds: 3 })
+      // the MP3 carries the encoder's delay (1105 samples) and pads its last frame (≤ 1152)
+      expect(decoded.length / RATE).toBeGreaterThan(2.99)
+      expect(decoded.length / RATE).toBeLessThan(3 + (MP3_DELAY + 1152) / RATE)
+    }))
+
   it.live("undecodable or empty input → ProviderFailure (not retryable), no ffmpeg left running", () =>
     Effect.gen(function*() {
       const garbage = new Uint8Array(4096).map((_, i) => (i * 7919) % 256)
@@ -243,6 +251,32 @@ describe("RnnoiseProvider", () => {
         expect((yield* DenoiseProvider).providers).toEqual(["builtin"])
       }).pipe(Effect.provide(provider(threads))))
   }
+
+  it.live("an input longer than its validated duration is decoded only to that duration plus 1 s", () =>
+    Effect.gen(function*() {
+      const door = yield* MemoryBlobBackdoor
+      yield* door.putObject("inputs/a.wav", yield* Effect.promise(() => readFile(path("mono.wav"))), "audio/wav")
+      // priced for 2 seconds, the object holds 12
+      yield* Effect.flatMap(DenoiseProvider, (p) => p.denoise({ ...request([]), durationSeconds: 2 }))
+      const store = yield* BlobStore
+      const mp3 = yield* collect(store.read("outputs/job_1.mp3"))
+      const out = path("capped.mp3")
+      yield* Effect.promise(() => writeFile(out, mp3))
+      const seconds = (yield* Effect.promise(() => decodeToFloat(out))).length / RATE
+      expect(seconds).toBeGreaterThan(2.99)
+      expect(seconds).toBeLessThan(3.1)
+    }).pipe(Effect.provide(provider(1))))
+
+  it.live("a job past its deadline → ProviderFailure, both ffmpeg processes stopped, no output object", () =>
+    Effect.gen(function*() {
+      const door = yield* MemoryBlobBackdoor
+      yield* door.putObject("inputs/a.wav", yield* Effect.promise(() => readFile(path("mono.wav"))), "audio/wav")
+      const error = yield* Effect.flip(Effect.flatMap(DenoiseProvider, (p) => p.denoise(request([]))))
+      expect(error).toMatchObject({ _tag: "ProviderFailure", retryable: false })
+      expect(error.message).toMatch(/deadline/)
+      expect(yield* door.keys()).toEqual(["inputs/a.wav"])
+      expect(yield* noFfmpegLeft).toBe(true)
+    }).pipe(Effect.provide(makeRnnoiseProvider({ threads: 1, deadlineBaseMs: 50, deadlinePerAudioSecondMs: 0 }).pipe(Layer.provideMerge(MemoryBlobStore)))))
 
   it.live("an undecodable input → ProviderFailure and no output object; a missing input → defect", () =>
     Effect.gen(function*() {

@@ -330,17 +330,17 @@ describe("jobs: succeed / fail", () => {
     expect(done.leaseOwner).toBeNull()
   })
 
-  it("fail by the lease owner while processing, no charge", () => {
-    const failed = right(JobRules.fail(processing, "w1", { code: "provider_error", message: "gpu down" }, T0 + 9))
+  it("fail by the lease owner while processing, no charge; the code's fixed public message", () => {
+    const failed = right(JobRules.fail(processing, "w1", "provider_error", T0 + 9))
     expect(failed.status).toBe("failed")
-    expect(failed.error).toEqual({ code: "provider_error", message: "gpu down" })
+    expect(failed.error).toEqual({ code: "provider_error", message: JobRules.JOB_ERROR_MESSAGES.provider_error })
     expect(failed.chargedMicros).toBeNull()
     expect(failed.finishedAt).toBe(T0 + 9)
   })
 
   it("refused for another worker or outside processing", () => {
     const result = { output, chargedMicros: 0, ledgerTxnId: null, now: T0 }
-    const err = { code: "internal_error", message: "x" } as const
+    const err = "internal_error" as const
     expect(left(JobRules.succeed(processing, "w2", result))._tag).toBe("JobTransitionRefused")
     expect(left(JobRules.fail(processing, "w2", err, T0))._tag).toBe("JobTransitionRefused")
     const done = right(JobRules.succeed(processing, "w1", result))

@@ -20,15 +20,15 @@ const S3Test: Layer.Layer<BlobStore> = Layer.unwrapScoped(
   Effect.map(startS3rver(), (server) => makeS3BlobStore(server.options))
 )
 
-blobStoreContract("S3 (s3rver)", () => S3Test, { partSizeBytes: PART_SIZE, timeout: "120 seconds" })
+blobStoreContract("S3 (s3rver)", () => S3Test, { partSizeBytes: PART_SIZE, refusesClosedUploads: false, timeout: "120 seconds" })
 
 class TestS3 extends Context.Tag("test/TestS3")<TestS3, RunningS3rver>() {}
 
-/** s3rver plus a store on it whose `write` switches to multipart past 5 MiB. */
+/** s3rver plus a store on it whose `write` switches to multipart past 5 MiB, and `move` to UploadPartCopy. */
 const S3WithServer: Layer.Layer<BlobStore | TestS3> = Layer.unwrapScoped(
   Effect.map(startS3rver({ bucket: "hush-s3-only" }), (server) =>
     Layer.merge(
-      makeS3BlobStore({ ...server.options, writePartSizeBytes: PART_SIZE }),
+      makeS3BlobStore({ ...server.options, writePartSizeBytes: PART_SIZE, singleCopyMaxBytes: PART_SIZE, copyPartSizeBytes: PART_SIZE }),
       Layer.succeed(TestS3, server)
     ))
 )
@@ -119,6 +119,35 @@ layer(S3WithServer, { excludeTestServices: true, timeout: "120 seconds" })("S3 s
       })
       expect(exact.sizeBytes).toBe(2 * PART_SIZE)
       expect(md5([yield* readAll("s3/exact.bin")])).toBe(md5([bytes(PART_SIZE, 1), bytes(PART_SIZE, 2)]))
+    }))
+
+  it.effect("move past singleCopyMaxBytes copies in UploadPartCopy ranges, server-side, and leaves no upload open", () =>
+    Effect.gen(function*() {
+      const store = yield* BlobStore
+      const server = yield* TestS3
+      const pieces = [bytes(PART_SIZE, 7), bytes(PART_SIZE, 8), bytes(2 * 1024 * 1024, 9)] // 12 MiB: ranges of 5, 5 and 2 MiB
+      yield* store.write("s3/staging/large.bin", Stream.fromIterable(pieces), { contentType: "audio/wav" })
+      expect(yield* store.move({ from: "s3/staging/large.bin", to: "s3/inputs/large.bin" })).toEqual({ sizeBytes: 12 * 1024 * 1024 })
+      expect(md5([yield* readAll("s3/inputs/large.bin")])).toBe(md5(pieces))
+      expect(yield* store.stat("s3/staging/large.bin")).toEqual(Option.none())
+      expect(yield* Effect.promise(() => server.openUploads())).toEqual([])
+      // a small one takes one CopyObject
+      yield* store.write("s3/staging/small.bin", Stream.make(bytes(1000, 3)), { contentType: "audio/wav" })
+      expect(yield* store.move({ from: "s3/staging/small.bin", to: "s3/inputs/small.bin" })).toEqual({ sizeBytes: 1000 })
+      expect(md5([yield* readAll("s3/inputs/small.bin")])).toBe(md5([bytes(1000, 3)]))
+    }))
+
+  it.effect("a part URL signs its exact Content-Length: a larger part is refused with 403", () =>
+    Effect.gen(function*() {
+      const store = yield* BlobStore
+      const key = "s3/exact-part.bin"
+      const size = PART_SIZE + 10
+      const target = yield* store.createUpload({ key, contentType: "audio/wav", sizeBytes: size, expiresAt: yield* inOneHour, partSize: PART_SIZE })
+      if (target._tag !== "Multipart") throw new Error("expected multipart")
+      for (const part of target.parts) expect(part.url).toMatch(/X-Amz-SignedHeaders=content-length%3Bhost/)
+      expect((yield* http(target.parts[1]!.url, { method: "PUT", body: bytes(PART_SIZE, 1) })).status).toBe(403)
+      expect((yield* http(target.parts[1]!.url, { method: "PUT", body: bytes(10, 1) })).status).toBe(200)
+      yield* store.abortMultipart({ key, uploadId: target.uploadId })
     }))
 
   it.effect("a body that fails mid-write leaves no object and no open multipart upload", () =>

@@ -14,6 +14,7 @@ import { authenticate, type Caller } from "../core/services/caller.js"
 import { getCredits } from "../core/services/credits.js"
 import { completeFile, createFile, deleteFile, getFile, validateFile } from "../core/services/files.js"
 import { cancelJob, createDenoiseJob, getJob, getOutputLink, listJobs } from "../core/services/jobs.js"
+import { stagingKeyOf } from "../core/rules/storage.js"
 import { claimNext, failJob, finishTestJob, heartbeat, recoverLapsedLeases, succeedJob } from "../core/services/worker.js"
 import { DAY, HOUR, SECOND } from "../core/time.js"
 import { coreEnvironment, TEST_SAMPLE } from "./support/env.js"
@@ -45,7 +46,7 @@ const callerWith = (accountId: string, mode: Mode, scopes: ReadonlyArray<Scope>)
 const uploaded = (caller: Caller, bytes: Uint8Array, filename = "interview.wav", contentType = "audio/wav") =>
   Effect.gen(function*() {
     const created = yield* createFile(caller, { filename, sizeBytes: bytes.byteLength, contentType })
-    yield* Effect.flatMap(MemoryBlobBackdoor, (door) => door.putObject(created.file.storageKey, bytes))
+    yield* Effect.flatMap(MemoryBlobBackdoor, (door) => door.putUpload(created.upload, bytes))
     return created.file
   })
 
@@ -233,16 +234,34 @@ describe("completeFile", () => {
       const { live } = yield* signup()
       const door = yield* MemoryBlobBackdoor
       const { file } = yield* createFile(live, { filename: "a.wav", sizeBytes: 2000, contentType: "audio/wav" })
-      yield* door.putObject(file.storageKey, riff(1.999))
+      // as a store that does not pin the size would keep it
+      yield* door.putObject(stagingKeyOf(file.id), riff(1.999))
       const error = yield* Effect.flip(completeFile(live, file.id, null))
       expect(error).toMatchObject({ _tag: "InvalidRequest", status: 422 })
       expect(error.detail).toContain("uploaded size does not match size_bytes")
       expect((yield* getFile(live, file.id)).status).toBe("uploading")
       // the client uploads again within the window
-      yield* door.putObject(file.storageKey, riff(2))
+      yield* door.putObject(stagingKeyOf(file.id), riff(2))
       const validating = yield* completeFile(live, file.id, null)
       expect(validating.status).toBe("validating")
       expect(validating.completedAt).toBe(0)
+    })))
+
+  it.effect("complete moves the staged bytes to the input; the upload takes no more bytes, the input never changes", () =>
+    run(Effect.gen(function*() {
+      const { live } = yield* signup()
+      const door = yield* MemoryBlobBackdoor
+      const blobs = yield* BlobStore
+      const created = yield* createFile(live, { filename: "a.wav", sizeBytes: 2000, contentType: "audio/wav" })
+      expect(created.file.storageKey).not.toBe(stagingKeyOf(created.file.id))
+      yield* door.putUpload(created.upload, riff(2))
+      expect(Option.isNone(yield* blobs.stat(created.file.storageKey))).toBe(true) // nothing reads staging but complete
+      yield* completeFile(live, created.file.id, null)
+      expect(Option.isNone(yield* blobs.stat(stagingKeyOf(created.file.id)))).toBe(true)
+      const other = riff(2).map((b, i) => (i < 4 ? b : 255 - b))
+      expect((yield* Effect.flip(door.putUpload(created.upload, other)))._tag).toBe("BlobError")
+      const input = Buffer.concat(Chunk.toReadonlyArray(yield* Stream.runCollect(blobs.read(created.file.storageKey))))
+      expect(input.equals(Buffer.from(riff(2)))).toBe(true)
     })))
 
   it.effect("missing bytes → 422 invalid_request, file stays uploading", () =>
@@ -633,7 +652,7 @@ describe("worker", () => {
       expect(again._tag).toBe("JobTransitionRefused")
       expect(yield* ledgerForJob(job.id)).toHaveLength(2)
       expect((yield* credits(live)).balanceMicros).toBe(9_998_700)
-      expect((yield* Effect.flip(failJob(job.id, "w1", { code: "internal_error", message: "late" })))._tag)
+      expect((yield* Effect.flip(failJob(job.id, "w1", { code: "internal_error", detail: "late" })))._tag)
         .toBe("JobTransitionRefused")
       expect((yield* getJob(live, job.id)).status).toBe("succeeded")
     })))
@@ -644,7 +663,7 @@ describe("worker", () => {
       const file = yield* readyFile(live, riff(12.5))
       const job = yield* createDenoiseJob(live, { file: file.id })
       yield* claimNext("w1")
-      const failed = yield* failJob(job.id, "w1", { code: "provider_error", message: "gpu went away" })
+      const failed = yield* failJob(job.id, "w1", { code: "provider_error", detail: "gpu went away" })
       expect(failed).toMatchObject({ status: "failed", chargedMicros: null, error: { code: "provider_error" } })
       expect((yield* ledgerForJob(job.id)).map((e) => e.kind)).toEqual(["hold", "release"])
       expect(yield* credits(live)).toEqual({ balanceMicros: 10_000_000, reservedMicros: 0, availableMicros: 10_000_000 })
@@ -793,7 +812,7 @@ describe("getOutputLink", () => {
 
       const failedJob = yield* createDenoiseJob(live, { file: file.id })
       yield* claimNext("w1")
-      yield* failJob(failedJob.id, "w1", { code: "internal_error", message: "boom" })
+      yield* failJob(failedJob.id, "w1", { code: "internal_error", detail: "boom" })
       expect((yield* Effect.flip(getOutputLink(live, failedJob.id)))._tag).toBe("JobNotSucceeded")
     })))
 })

@@ -3,8 +3,17 @@ import { mkdtemp, open, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Duration, Effect, Layer, Stream } from "effect"
-import { FFMPEG_MISSING_MESSAGE, writeChunk } from "./process.js"
-import { AudioProbe, AudioRejected, type ProbeResult } from "../../core/ports/audio.js"
+import {
+  type ChildLimits,
+  DEFAULT_ADDRESS_SPACE_BYTES,
+  FFMPEG_MISSING_MESSAGE,
+  isCommandMissing,
+  isResourceKill,
+  privateWorkDir,
+  withLimits,
+  writeChunk
+} from "./process.js"
+import { AudioProbe, AudioRejected, type ProbeOptions, type ProbeResult } from "../../core/ports/audio.js"
 import type { BlobError } from "../../core/ports/blob-store.js"
 
 export { FFMPEG_MISSING_MESSAGE }
@@ -36,15 +45,17 @@ const missing = (error: NodeJS.ErrnoException) =>
   error.code === "ENOENT" ? new Error(FFMPEG_MISSING_MESSAGE, { cause: error }) : error
 
 /** Writes one chunk, waiting for 'drain' when the pipe is full; false once ffmpeg stopped reading. */
-/** Runs one ffmpeg decode to counted PCM; the child is killed whenever this is interrupted. */
-const decode = (ffmpegPath: string, args: ReadonlyArray<string>, input?: Stream.Stream<Uint8Array, BlobError>) =>
+/** Runs one ffmpeg decode to counted PCM, under `limits`; the child is killed whenever this is interrupted. */
+const decode = (ffmpegPath: string, args: ReadonlyArray<string>, limits: ChildLimits, input?: Stream.Stream<Uint8Array, BlobError>) =>
   Effect.scoped(Effect.gen(function*() {
     let inputBytes = 0
     let pcmBytes = 0
     let stderr = ""
+    const cwd = yield* privateWorkDir
     const { child, closed } = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const child: ChildProcessWithoutNullStreams = spawn(ffmpegPath, args, { stdio: "pipe", windowsHide: true })
+        const limited = withLimits(ffmpegPath, args, limits)
+        const child: ChildProcessWithoutNullStreams = spawn(limited.file, limited.args, { stdio: "pipe", windowsHide: true, cwd })
         // Listeners go on before anything can be emitted: the outcome is never missed.
         const closed = new Promise<Outcome>((resolve) => {
           child.once("close", (code, signal) => resolve({ _tag: "Exited", code, signal }))
@@ -95,7 +106,14 @@ const NO_AUDIO = /matches no streams|does not contain any stream/
 const classify = (ffmpegPath: string, d: Decoded): Effect.Effect<ProbeResult, AudioRejected> => {
   const { outcome } = d
   if (outcome._tag === "SpawnFailed") return Effect.die(missing(outcome.error))
-  if (outcome.signal !== null) return Effect.die(new Error(`${ffmpegPath} was killed by ${outcome.signal}`))
+  if (isCommandMissing(outcome.code, d.stderr)) return Effect.die(new Error(FFMPEG_MISSING_MESSAGE))
+  // this probe kills only children it no longer waits for: a signal here came from the input
+  if (isResourceKill(outcome.signal)) {
+    return Effect.fail(new AudioRejected({ reason: "timeout", message: `ffmpeg hit its CPU or memory limit (${outcome.signal})` }))
+  }
+  if (outcome.signal !== null) {
+    return Effect.fail(new AudioRejected({ reason: "undecodable", message: `${ffmpegPath} crashed on this input (${outcome.signal})` }))
+  }
   if (outcome.code !== 0) {
     if (NO_AUDIO.test(d.stderr)) return Effect.fail(new AudioRejected({ reason: "no_audio", message: "the file contains no audio stream" }))
     if (d.inputBytes === 0) return Effect.fail(new AudioRejected({ reason: "empty", message: "the file is empty" }))
@@ -123,13 +141,19 @@ const spooled = <A, E>(input: Stream.Stream<Uint8Array, BlobError>, use: (path: 
 
 export interface FfmpegAudioProbeOptions {
   readonly ffmpegPath?: string
-  /** The whole probe, input transfer included; past it ffmpeg is killed and the upload rejected. */
+  /**
+   * The whole probe, input transfer included, when the caller gives none; past it ffmpeg is
+   * killed and the upload rejected. Each ffmpeg child also gets as many seconds of CPU time.
+   */
   readonly timeLimitMs?: number
+  /** Each child's address space (RLIMIT_AS); default 2 GiB. */
+  readonly addressSpaceBytes?: number
 }
 
 export const makeFfmpegAudioProbe = (options: FfmpegAudioProbeOptions = {}): Layer.Layer<AudioProbe> => {
   const ffmpegPath = options.ffmpegPath ?? "ffmpeg"
-  const timeLimitMs = options.timeLimitMs ?? DEFAULT_PROBE_TIME_LIMIT_MS
+  const defaultTimeLimitMs = options.timeLimitMs ?? DEFAULT_PROBE_TIME_LIMIT_MS
+  const addressSpaceBytes = options.addressSpaceBytes ?? DEFAULT_ADDRESS_SPACE_BYTES
   const args = (protocol: "pipe" | "file", url: string) => [
     "-hide_banner", "-nostats", "-loglevel", "error",
     ...(protocol === "file" ? ["-nostdin"] : []), // with pipe:0 input ffmpeg already disables key interaction
@@ -139,13 +163,15 @@ export const makeFfmpegAudioProbe = (options: FfmpegAudioProbeOptions = {}): Lay
     "-map", "0:a:0", "-vn", "-sn", "-dn",
     "-ac", "1", "-ar", String(PCM_RATE), "-f", "s16le", "pipe:1"
   ]
-  const probe = (input: Stream.Stream<Uint8Array, BlobError>) =>
-    decode(ffmpegPath, args("pipe", "pipe:0"), input).pipe(
+  const probe = (input: Stream.Stream<Uint8Array, BlobError>, probeOptions?: ProbeOptions) => {
+    const timeLimitMs = probeOptions?.timeLimitMs ?? defaultTimeLimitMs
+    const limits: ChildLimits = { cpuSeconds: Math.ceil(timeLimitMs / 1000), addressSpaceBytes }
+    return decode(ffmpegPath, args("pipe", "pipe:0"), limits, input).pipe(
       Effect.flatMap((d) =>
         // MP4/M4A with the index (moov) after the data cannot be read from a pipe: decode a
         // seekable copy instead. This runs the input stream a second time.
         d.pcmBytes === 0 && d.stderr.includes("partial file")
-          ? spooled(input, (path) => decode(ffmpegPath, args("file", `file:${path}`)))
+          ? spooled(input, (path) => decode(ffmpegPath, args("file", `file:${path}`), limits))
           : Effect.succeed(d)
       ),
       Effect.flatMap((d) => classify(ffmpegPath, d)),
@@ -154,6 +180,7 @@ export const makeFfmpegAudioProbe = (options: FfmpegAudioProbeOptions = {}): Lay
         onTimeout: () => new AudioRejected({ reason: "timeout", message: `decoding took longer than ${timeLimitMs} ms` })
       })
     )
+  }
   return Layer.succeed(AudioProbe, { probe })
 }
 

@@ -1,6 +1,9 @@
 /** What every ffmpeg child process of the project needs: the install hint and back-pressured stdin writes. */
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import type { Writable } from "node:stream"
-import { Effect } from "effect"
+import { Effect, type Scope } from "effect"
 
 export const FFMPEG_MISSING_MESSAGE =
   "ffmpeg is not installed or not on PATH: install it (Debian/Ubuntu: apt-get install -y ffmpeg; macOS: brew install ffmpeg)"
@@ -24,3 +27,46 @@ export const writeChunk = (stdin: Writable, chunk: Uint8Array, onWritten?: (chun
     stdin.on("close", onClose)
     return Effect.sync(off)
   })
+
+/**
+ * What an ffmpeg child may use (docs/security.md): CPU seconds (RLIMIT_CPU: past it the kernel
+ * kills it), address space (RLIMIT_AS: allocations past it fail), and no bytes written to any
+ * file (RLIMIT_FSIZE 0: pipes are not files; writing one kills it). It runs in a private,
+ * empty working folder, and core dumps are off.
+ */
+export interface ChildLimits {
+  readonly cpuSeconds: number
+  readonly addressSpaceBytes: number
+}
+
+/** Measured here: ffmpeg's libraries map ~400 MB before decoding anything; 2 GiB leaves room for any audio. */
+export const DEFAULT_ADDRESS_SPACE_BYTES = 2 * 1024 * 1024 * 1024
+
+/**
+ * `command args` as `/bin/sh -c 'ulimit …; exec "$0" "$@"' command args`: the limits are set
+ * (soft and hard alike, so the child cannot raise them) before ffmpeg itself starts. dash takes
+ * one limit per `ulimit`; RLIMIT_AS is Linux's (macOS refuses to lower it).
+ */
+export const withLimits = (
+  command: string,
+  args: ReadonlyArray<string>,
+  limits: ChildLimits
+): { readonly file: string; readonly args: ReadonlyArray<string> } => {
+  const cpu = Math.max(1, Math.ceil(limits.cpuSeconds))
+  const kib = Math.max(1, Math.floor(limits.addressSpaceBytes / 1024))
+  const settings = [`ulimit -t ${cpu}`, ...(process.platform === "linux" ? [`ulimit -v ${kib}`] : []), "ulimit -f 0", "ulimit -c 0"]
+  return { file: "/bin/sh", args: ["-c", `${settings.join(" && ")} && exec "$0" "$@"`, command, ...args] }
+}
+
+/** The shell's answer when `exec` finds no such command (exit status 127): the same as a spawn ENOENT. */
+export const isCommandMissing = (code: number | null, stderr: string): boolean =>
+  code === 127 && /not found|No such file/.test(stderr)
+
+/** Signals that mean the child hit its CPU limit (SIGXCPU, then SIGKILL at the hard limit) or was killed for its memory. */
+export const isResourceKill = (signal: NodeJS.Signals | null): boolean => signal === "SIGXCPU" || signal === "SIGKILL"
+
+/** A private, empty folder for one child's working directory; removed with the scope. */
+export const privateWorkDir: Effect.Effect<string, never, Scope.Scope> = Effect.acquireRelease(
+  Effect.promise(() => mkdtemp(join(tmpdir(), "hush-ffmpeg-"))),
+  (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+)

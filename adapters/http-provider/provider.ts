@@ -216,6 +216,7 @@ export const makeHttpProviderService = (options: HttpProviderOptions) =>
           contentType: "audio/mpeg",
           sizeBytes: maxBytes,
           partSize: maxBytes,
+          sizeIsMaximum: true,
           expiresAt: urlsExpireAt
         }))
         if (target._tag !== "Multipart" || target.parts.length !== 1) {

@@ -1,10 +1,11 @@
+import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { Context, Effect, Layer } from "effect"
 import { BlobError } from "../../core/ports/blob-store.js"
 
 /** What the local blob store and its HTTP handler share. */
 export interface LocalStorageOptions {
-  /** Directory holding everything: `objects/`, `uploads/` (multipart staging) and `tmp/`. */
+  /** Directory holding everything: `objects/`, `uploads/` (multipart staging), `open/` (open PUT uploads) and `tmp/`. */
   readonly rootDir: string
   /** Absolute base written into signed URLs, e.g. `https://api.example.com` (no trailing `/`). */
   readonly publicBaseUrl: string
@@ -15,6 +16,7 @@ export interface LocalStorageOptions {
 export interface ResolvedLocalStorageConfig extends LocalStorageOptions {
   readonly objectsDir: string
   readonly uploadsDir: string
+  readonly openDir: string
   readonly tmpDir: string
 }
 
@@ -29,6 +31,7 @@ export const resolveConfig = (options: LocalStorageOptions): ResolvedLocalStorag
     signingSecret: options.signingSecret,
     objectsDir: NodePath.join(rootDir, "objects"),
     uploadsDir: NodePath.join(rootDir, "uploads"),
+    openDir: NodePath.join(rootDir, "open"),
     tmpDir: NodePath.join(rootDir, "tmp")
   }
 }
@@ -90,6 +93,22 @@ export const partFilePrefix = (partNumber: number): string => `part-${String(par
 export const normalizeEtag = (etag: string): string | undefined => {
   const bare = etag.trim().replace(/^W\//, "").replace(/^"(.*)"$/, "$1").toLowerCase()
   return /^[0-9a-f]{32}$/.test(bare) ? bare : undefined
+}
+
+/** Every folder and file of the store is its owner's alone (docs/security.md). */
+export const DIR_MODE = 0o700
+export const FILE_MODE = 0o600
+
+/**
+ * The record of an open PUT upload of `key`: its URL is accepted only while this exists
+ * (`createUpload` writes it; `move` and `delete` of the key remove it).
+ */
+export const openUploadPath = (config: ResolvedLocalStorageConfig, key: string): string =>
+  NodePath.join(config.openDir, createHash("sha256").update(key, "utf8").digest("hex"))
+
+export interface OpenUpload {
+  readonly key: string
+  readonly expiresAt: number
 }
 
 /** Written into the staging folder by `createUpload`. */

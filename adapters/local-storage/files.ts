@@ -4,6 +4,7 @@ import * as NodePath from "node:path"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Chunk, Data, Effect, Option, Stream } from "effect"
 import { BlobError } from "../../core/ports/blob-store.js"
+import { DIR_MODE, FILE_MODE } from "./config.js"
 
 /** A write stopped because more bytes came than allowed. */
 export class SizeLimitExceeded extends Data.TaggedError("SizeLimitExceeded")<{
@@ -105,9 +106,10 @@ export const writeAtomically = <E>(
   const limit = limits.length === 0 ? undefined : Math.min(...limits)
   return Effect.acquireUseRelease(
     Effect.gen(function*() {
-      yield* io("create temp dir", () => Fs.mkdir(tmpDir, { recursive: true }))
+      yield* io("create temp dir", () => Fs.mkdir(tmpDir, { recursive: true, mode: DIR_MODE }))
       const path = NodePath.join(tmpDir, `${randomBytes(12).toString("hex")}.tmp`)
-      const handle = yield* io("create temp file", () => Fs.open(path, "wx"))
+      // owner-only, whatever the umask (docs/security.md)
+      const handle = yield* io("create temp file", () => Fs.open(path, "wx", FILE_MODE))
       return { path, handle, closed: false, renamed: false } satisfies TempFile as TempFile
     }),
     (tmp) =>
@@ -135,7 +137,7 @@ export const writeAtomically = <E>(
         const written: WriteResult = { sizeBytes: size, md5Hex: hash.digest("hex") }
         const target = typeof dest === "string" ? dest : dest(written)
         if (options?.createDirs !== false) {
-          yield* io("create object dir", () => Fs.mkdir(NodePath.dirname(target), { recursive: true }))
+          yield* io("create object dir", () => Fs.mkdir(NodePath.dirname(target), { recursive: true, mode: DIR_MODE }))
         }
         yield* io("rename", () => Fs.rename(tmp.path, target))
         tmp.renamed = true

@@ -37,9 +37,9 @@ import {
   STORAGE_PATH_PREFIX,
   uploadDir
 } from "./config.js"
-import { fileStream, type SizeLimitExceeded, type SizeMismatch, statFile, writeAtomically } from "./files.js"
+import { fileStream, removeFile, type SizeLimitExceeded, type SizeMismatch, statFile, writeAtomically } from "./files.js"
 import { parseSignedRequest, type SignedRequest, verifySignature } from "./signing.js"
-import { readManifest } from "./store.js"
+import { readManifest, readOpenUpload } from "./store.js"
 
 // ---------------------------------------------------------------------------------------------
 // Small pure helpers (exported for tests)
@@ -193,14 +193,21 @@ const putObject = (
     if (length !== signed.contentLength) {
       return problem(config, 400, `Content-Length must be ${signed.contentLength} (it is part of the signature)`)
     }
-    return yield* writeAtomically(config.tmpDir, objectPath(config, signed.key), request.stream, { exactBytes: length })
-      .pipe(
-        Effect.map((written) =>
-          HttpServerResponse.empty({ status: 200, headers: { etag: quoted(written.md5Hex) } })
-        ),
-        Effect.catchAll((error: WriteFailure) => describeWriteFailure(config, error, length))
-      )
+    // decisions.md, Files: upload URLs work only while the upload is open (the file `uploading`)
+    if (Option.isNone(yield* readOpenUpload(config, signed.key))) return uploadClosed(config)
+    const path = objectPath(config, signed.key)
+    const written = yield* writeAtomically(config.tmpDir, path, request.stream, { exactBytes: length }).pipe(Effect.either)
+    if (written._tag === "Left") return yield* describeWriteFailure(config, written.left as WriteFailure, length)
+    // closed while the body streamed in: these bytes must not stay where complete read them
+    if (Option.isNone(yield* readOpenUpload(config, signed.key))) {
+      yield* removeFile(path)
+      return uploadClosed(config)
+    }
+    return HttpServerResponse.empty({ status: 200, headers: { etag: quoted(written.right.md5Hex) } })
   })
+
+const uploadClosed = (config: ResolvedLocalStorageConfig) =>
+  problem(config, 403, "this upload no longer accepts bytes: its file was completed or deleted")
 
 const putPart = (
   config: ResolvedLocalStorageConfig,
@@ -209,16 +216,17 @@ const putPart = (
 ) =>
   Effect.gen(function*() {
     const manifest = yield* readManifest(config, signed.uploadId)
-    if (Option.isNone(manifest) || manifest.value.key !== signed.key) {
-      return problem(config, 404, "no such upload: it was completed, aborted or never created")
-    }
+    if (Option.isNone(manifest) || manifest.value.key !== signed.key) return uploadClosed(config)
     if (signed.partNumber < 1 || signed.partNumber > manifest.value.partCount) {
       return problem(config, 400, `part number ${signed.partNumber} is out of range`)
     }
     const length = contentLengthOf(request)
     if (length === undefined) return problem(config, 400, "a Content-Length header is required")
-    if (length > signed.maxLength) {
-      return problem(config, 400, `a part may have at most ${signed.maxLength} bytes; Content-Length is ${length}`)
+    if ("exact" in signed.length && length !== signed.length.exact) {
+      return problem(config, 400, `Content-Length must be ${signed.length.exact} (it is part of the signature)`)
+    }
+    if ("max" in signed.length && length > signed.length.max) {
+      return problem(config, 400, `a part may have at most ${signed.length.max} bytes; Content-Length is ${length}`)
     }
     const dir = uploadDir(config, signed.uploadId)
     const stored = yield* writeAtomically(
@@ -229,9 +237,7 @@ const putPart = (
     ).pipe(Effect.either)
     if (stored._tag === "Left") {
       const error = stored.left as WriteFailure
-      if (error._tag === "BlobError" && Option.isNone(yield* readManifest(config, signed.uploadId))) {
-        return problem(config, 404, "the upload was completed or aborted while this part was sent")
-      }
+      if (error._tag === "BlobError" && Option.isNone(yield* readManifest(config, signed.uploadId))) return uploadClosed(config)
       return yield* describeWriteFailure(config, error, length)
     }
     // An earlier upload of the same part with other bytes is superseded.

@@ -10,7 +10,8 @@ import { STORAGE_PATH_PREFIX } from "./config.js"
  * - `x-hush-op`: `put` (whole object), `part` (one part of a multipart upload) or `get` (download)
  * - `x-hush-expires`: expiry, epoch milliseconds; the URL is refused once now > expires
  * - `put`:  `x-hush-content-type`, `x-hush-content-length` (the exact Content-Type and size)
- * - `part`: `x-hush-upload-id`, `x-hush-part-number`, `x-hush-max-length` (largest accepted part)
+ * - `part`: `x-hush-upload-id`, `x-hush-part-number`, then `x-hush-content-length` (the part's exact
+ *   size) or, for an upload whose size is only bounded, `x-hush-max-length` (its largest size)
  * - `get`:  `x-hush-filename`, `x-hush-content-type` (sent back in Content-Disposition / Content-Type)
  * - `x-hush-signature`: base64url HMAC-SHA256 over the canonical string below
  *
@@ -24,9 +25,9 @@ export const PARAM = {
   expires: "x-hush-expires",
   contentType: "x-hush-content-type",
   contentLength: "x-hush-content-length",
+  maxLength: "x-hush-max-length",
   uploadId: "x-hush-upload-id",
   partNumber: "x-hush-part-number",
-  maxLength: "x-hush-max-length",
   filename: "x-hush-filename",
   signature: "x-hush-signature"
 } as const
@@ -45,7 +46,8 @@ export type SignedRequest =
     readonly expiresAt: number
     readonly uploadId: string
     readonly partNumber: number
-    readonly maxLength: number
+    /** The part's length: exactly this many bytes, or (`bound`) at most this many. */
+    readonly length: { readonly exact: number } | { readonly max: number }
   }
   | {
     readonly op: "get"
@@ -65,7 +67,9 @@ const fieldsOf = (request: SignedRequest): ReadonlyArray<readonly [string, strin
       return [
         [PARAM.uploadId, request.uploadId],
         [PARAM.partNumber, String(request.partNumber)],
-        [PARAM.maxLength, String(request.maxLength)]
+        "exact" in request.length
+          ? [PARAM.contentLength, String(request.length.exact)]
+          : [PARAM.maxLength, String(request.length.max)]
       ]
     case "get":
       return [[PARAM.filename, request.filename], [PARAM.contentType, request.contentType]]
@@ -131,11 +135,13 @@ export const parseSignedRequest = (
     case "part": {
       const uploadId = required(PARAM.uploadId)
       const partNumber = parseNonNegativeInt(params.get(PARAM.partNumber))
-      const maxLength = parseNonNegativeInt(params.get(PARAM.maxLength))
-      if (uploadId === undefined || partNumber === undefined || maxLength === undefined) {
+      const exact = parseNonNegativeInt(params.get(PARAM.contentLength))
+      const max = parseNonNegativeInt(params.get(PARAM.maxLength))
+      if (uploadId === undefined || partNumber === undefined || (exact === undefined) === (max === undefined)) {
         return invalid("the URL lacks signed fields")
       }
-      return { _tag: "Ok", signature, request: { op, key, expiresAt, uploadId, partNumber, maxLength } }
+      const length = exact !== undefined ? { exact } : { max: max! }
+      return { _tag: "Ok", signature, request: { op, key, expiresAt, uploadId, partNumber, length } }
     }
     case "get": {
       const filename = required(PARAM.filename)

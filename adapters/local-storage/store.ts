@@ -5,12 +5,16 @@ import { Clock, Effect, Layer, Option, Stream } from "effect"
 import { BlobError, BlobStore, type UploadTarget } from "../../core/ports/blob-store.js"
 import { isHeaderSafe } from "../../core/rules/storage.js"
 import {
+  DIR_MODE,
+  FILE_MODE,
   LocalStorageConfig,
   type LocalStorageOptions,
   manifestPath,
   MAX_PARTS,
   normalizeEtag,
   objectPath,
+  type OpenUpload,
+  openUploadPath,
   partFileName,
   isUploadId,
   type ResolvedLocalStorageConfig,
@@ -52,12 +56,57 @@ export const readManifest = (
     }))
   )
 
+/**
+ * The open PUT upload of `key`, or None once it was closed (`move`, `delete`) or never opened.
+ * An expired one still counts here: the URL's own expiry refuses it.
+ */
+export const readOpenUpload = (
+  config: ResolvedLocalStorageConfig,
+  key: string
+): Effect.Effect<Option.Option<OpenUpload>, BlobError> =>
+  ioOptional("read open upload", () => Fs.readFile(openUploadPath(config, key), "utf8")).pipe(
+    Effect.map(Option.flatMap((text) => {
+      try {
+        const open = JSON.parse(text) as OpenUpload
+        return open.key === key ? Option.some(open) : Option.none()
+      } catch {
+        return Option.none()
+      }
+    }))
+  )
+
+/** Closes the PUT upload of `key` (if any): its URL is refused from now on. */
+const closeUpload = (config: ResolvedLocalStorageConfig, key: string) => removeFile(openUploadPath(config, key))
+
+/** Every file under `dir`, as `/`-separated paths relative to `base`. */
+const walk = (base: string, dir: string): Effect.Effect<ReadonlyArray<{ readonly relative: string; readonly sizeBytes: number; readonly modifiedAt: number }>, BlobError> =>
+  Effect.gen(function*() {
+    const entries = yield* ioOptional("list objects", () => Fs.readdir(dir, { withFileTypes: true }))
+    const found: Array<{ readonly relative: string; readonly sizeBytes: number; readonly modifiedAt: number }> = []
+    for (const entry of Option.getOrElse(entries, () => [])) {
+      const path = NodePath.join(dir, entry.name)
+      if (entry.isDirectory()) {
+        found.push(...(yield* walk(base, path)))
+      } else if (entry.isFile()) {
+        const stats = yield* ioOptional("stat object", () => Fs.stat(path))
+        if (Option.isSome(stats)) {
+          found.push({
+            relative: NodePath.relative(base, path).split(NodePath.sep).join("/"),
+            sizeBytes: stats.value.size,
+            modifiedAt: stats.value.mtimeMs
+          })
+        }
+      }
+    }
+    return found
+  })
+
 /** The local BlobStore; its URLs are served by `localStorageRouter` (./http.ts). */
 export const make: Effect.Effect<BlobStore["Type"], never, LocalStorageConfig> = Effect.gen(function*() {
   const config = yield* LocalStorageConfig
   yield* Effect.forEach(
-    [config.objectsDir, config.uploadsDir, config.tmpDir],
-    (dir) => io("create storage dir", () => Fs.mkdir(dir, { recursive: true })),
+    [config.objectsDir, config.uploadsDir, config.openDir, config.tmpDir],
+    (dir) => io("create storage dir", () => Fs.mkdir(dir, { recursive: true, mode: DIR_MODE })),
     { discard: true }
   ).pipe(Effect.catchAll((error) => Effect.logWarning("local storage: cannot create its folders", error.message)))
 
@@ -69,6 +118,8 @@ export const make: Effect.Effect<BlobStore["Type"], never, LocalStorageConfig> =
       const sizeBytes = request.sizeBytes
       if (!Number.isSafeInteger(sizeBytes) || sizeBytes < 0) return yield* fail(`invalid sizeBytes ${sizeBytes}`)
       if (request.partSize === undefined) {
+        const open: OpenUpload = { key, expiresAt }
+        yield* io("open upload", () => Fs.writeFile(openUploadPath(config, key), JSON.stringify(open), { mode: FILE_MODE }))
         const target: UploadTarget = {
           _tag: "Put",
           url: signUrl(config, { op: "put", key, expiresAt, contentType, contentLength: sizeBytes }),
@@ -83,12 +134,20 @@ export const make: Effect.Effect<BlobStore["Type"], never, LocalStorageConfig> =
       const uploadId = randomBytes(16).toString("hex")
       const createdAt = yield* Clock.currentTimeMillis
       const manifest: UploadManifest = { key, contentType, sizeBytes, partSize, partCount, createdAt, expiresAt }
-      yield* io("create upload", () => Fs.mkdir(uploadDir(config, uploadId), { recursive: true }))
-      yield* io("write upload manifest", () => Fs.writeFile(manifestPath(config, uploadId), JSON.stringify(manifest)))
-      const parts = Array.from({ length: partCount }, (_, i) => ({
-        partNumber: i + 1,
-        url: signUrl(config, { op: "part", key, expiresAt, uploadId, partNumber: i + 1, maxLength: partSize })
-      }))
+      yield* io("create upload", () => Fs.mkdir(uploadDir(config, uploadId), { recursive: true, mode: DIR_MODE }))
+      yield* io("write upload manifest", () => Fs.writeFile(manifestPath(config, uploadId), JSON.stringify(manifest), { mode: FILE_MODE }))
+      // each part URL signs its exact length (or, for a bounded size, its largest): no part can be
+      // larger than its share
+      const parts = Array.from({ length: partCount }, (_, i) => {
+        const share = Math.min(partSize, sizeBytes - i * partSize)
+        return {
+          partNumber: i + 1,
+          url: signUrl(config, {
+            op: "part", key, expiresAt, uploadId, partNumber: i + 1,
+            length: request.sizeIsMaximum === true ? { max: share } : { exact: share }
+          })
+        }
+      })
       const target: UploadTarget = { _tag: "Multipart", uploadId, parts }
       return target
     })
@@ -182,8 +241,39 @@ export const make: Effect.Effect<BlobStore["Type"], never, LocalStorageConfig> =
       return signUrl(config, { op: "get", key, expiresAt, filename: request.filename, contentType })
     })
 
+  const move: BlobStore["Type"]["move"] = (request) =>
+    Effect.gen(function*() {
+      const from = yield* validateKey(request.from)
+      const to = yield* validateKey(request.to)
+      // closed first: a PUT still streaming finds it gone before it lands (http.ts checks again)
+      yield* closeUpload(config, from)
+      const target = objectPath(config, to)
+      yield* io("create object dir", () => Fs.mkdir(NodePath.dirname(target), { recursive: true, mode: DIR_MODE }))
+      const moved = yield* ioOptional("move", () => Fs.rename(objectPath(config, from), target))
+      if (Option.isNone(moved)) return yield* fail(`no object ${JSON.stringify(from)} to move`)
+      const stored = yield* statFile(target)
+      if (Option.isNone(stored)) return yield* fail(`the object moved to ${JSON.stringify(to)} is gone`)
+      return stored.value
+    })
+
+  const list: BlobStore["Type"]["list"] = (prefix) =>
+    Stream.unwrap(Effect.gen(function*() {
+      // the deepest folder the prefix names whole; its files are filtered by the rest
+      const folder = prefix.includes("/") ? prefix.slice(0, prefix.lastIndexOf("/")) : ""
+      if (folder !== "") yield* validateKey(folder)
+      const dir = folder === "" ? config.objectsDir : objectPath(config, folder)
+      const files = yield* walk(config.objectsDir, dir)
+      return Stream.fromIterable(
+        files.filter((file) => file.relative.startsWith(prefix))
+          .map((file) => ({ key: file.relative, sizeBytes: file.sizeBytes, modifiedAt: file.modifiedAt }))
+      )
+    }))
+
   const delete_: BlobStore["Type"]["delete"] = (key) =>
-    validateKey(key).pipe(Effect.flatMap((key) => removeFile(objectPath(config, key))))
+    validateKey(key).pipe(
+      Effect.tap((key) => closeUpload(config, key)),
+      Effect.flatMap((key) => removeFile(objectPath(config, key)))
+    )
 
   return BlobStore.of({
     createUpload,
@@ -193,14 +283,16 @@ export const make: Effect.Effect<BlobStore["Type"], never, LocalStorageConfig> =
     read,
     write,
     signDownload,
+    move,
+    list,
     delete: delete_
   })
 })
 
 /**
- * Housekeeping for a periodic job: removes multipart staging folders whose upload URLs have
- * expired (or that have no readable manifest) and temp files older than `tempMaxAgeMs`
- * (default 24 h), left by a crash. Returns how many entries it removed.
+ * Housekeeping for a periodic job: removes multipart staging folders and open-upload records
+ * whose upload URLs have expired (or that cannot be read) and temp files older than
+ * `tempMaxAgeMs` (default 24 h), left by a crash. Returns how many entries it removed.
  */
 export const sweepStale = (options?: { readonly tempMaxAgeMs?: number }): Effect.Effect<
   number,
@@ -223,6 +315,23 @@ export const sweepStale = (options?: { readonly tempMaxAgeMs?: number }): Effect
       const expired = Option.match(manifest, { onNone: () => createdLongAgo, onSome: (m) => now > m.expiresAt })
       if (expired) {
         yield* io("remove stale upload", () => Fs.rm(uploadDir(config, uploadId), { recursive: true, force: true }))
+        removed++
+      }
+    }
+    const opened = yield* ioOptional("list open uploads", () => Fs.readdir(config.openDir))
+    for (const name of Option.getOrElse(opened, () => [] as Array<string>)) {
+      const path = NodePath.join(config.openDir, name)
+      const text = yield* ioOptional("read open upload", () => Fs.readFile(path, "utf8"))
+      const expiresAt = Option.flatMap(text, (t) => {
+        try {
+          const value = (JSON.parse(t) as Partial<OpenUpload>).expiresAt
+          return typeof value === "number" ? Option.some(value) : Option.none()
+        } catch {
+          return Option.none()
+        }
+      })
+      if (Option.isSome(text) && Option.match(expiresAt, { onNone: () => true, onSome: (at) => now > at })) {
+        yield* removeFile(path)
         removed++
       }
     }

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import type { Readable, Writable } from "node:stream"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Stream } from "effect"
-import { FFMPEG_MISSING_MESSAGE, writeChunk } from "../ffmpeg/process.js"
+import { type ChildLimits, FFMPEG_MISSING_MESSAGE, isCommandMissing, privateWorkDir, withLimits, writeChunk } from "../ffmpeg/process.js"
 
 
 const STDERR_TAIL = 8 * 1024
@@ -26,11 +26,13 @@ export interface Child {
   readonly kill: Effect.Effect<void>
 }
 
-export const spawnChild = (command: string, args: ReadonlyArray<string>) =>
+/** Starts `command` under `limits` (../ffmpeg/process.ts), in a private empty working folder. */
+export const spawnChild = (command: string, args: ReadonlyArray<string>, limits: ChildLimits) =>
   Effect.map(
     Effect.acquireRelease(
-      Effect.sync(() => {
-        const child = spawn(command, args, { stdio: "pipe", windowsHide: true })
+      Effect.map(privateWorkDir, (cwd) => {
+        const limited = withLimits(command, args, limits)
+        const child = spawn(limited.file, limited.args, { stdio: "pipe", windowsHide: true, cwd })
         let stderr = ""
         // Listeners go on before anything can be emitted: the outcome is never missed.
         const closed = new Promise<Outcome>((resolve) => {
@@ -97,11 +99,12 @@ export const firstError = (stderr: string) => {
   return line === undefined ? "no error output" : line.slice(0, 300)
 }
 
-/** A child that did not start or was killed is a fault of this service, not of the audio. */
-export const unexpected = (command: string, outcome: Outcome): Error | undefined => {
+/** A child that did not start or was killed (e.g. at its CPU limit) is a fault of this service, not of the audio. */
+export const unexpected = (command: string, outcome: Outcome, stderr: string): Error | undefined => {
   if (outcome._tag === "SpawnFailed") {
     return outcome.error.code === "ENOENT" ? new Error(FFMPEG_MISSING_MESSAGE, { cause: outcome.error }) : outcome.error
   }
+  if (isCommandMissing(outcome.code, stderr)) return new Error(FFMPEG_MISSING_MESSAGE)
   if (outcome.signal !== null) return new Error(`${command} was killed by ${outcome.signal}`)
   return undefined
 }

@@ -10,6 +10,7 @@ import { join } from "node:path"
 import { Effect, Fiber, Option, Stream } from "effect"
 import { ProviderFailure } from "../../core/ports/denoise-provider.js"
 import { AUDIO_DEMUXERS } from "../ffmpeg/probe.js"
+import { type ChildLimits, DEFAULT_ADDRESS_SPACE_BYTES } from "../ffmpeg/process.js"
 import { feed, firstError, spawnChild, unexpected } from "./child.js"
 import { Denoiser, FRAME_SIZE, MODEL_DELAY, SAMPLE_RATE } from "./engine.mjs"
 import { BufferBank, ChunkCutter, FloatFrames, isFloatPcm, parseWavHeader, recycle } from "./pcm.js"
@@ -27,7 +28,16 @@ export interface PipelineOptions {
   readonly chunkSeconds?: number | undefined
   /** Audio before each chunk that the model runs on and whose output is discarded. */
   readonly warmupSeconds?: number | undefined
+  /**
+   * Decoding stops after this much audio (the validated duration plus a margin): whatever the
+   * input object holds beyond it is never decoded, denoised nor encoded. Unbounded when absent.
+   */
+  readonly maxInputSeconds?: number | undefined
+  /** Limits of each ffmpeg child (decoder, encoder); by default 6 CPU hours and 2 GiB. */
+  readonly childLimits?: ChildLimits | undefined
 }
+
+const DEFAULT_CHILD_LIMITS: ChildLimits = { cpuSeconds: 6 * 3600, addressSpaceBytes: DEFAULT_ADDRESS_SPACE_BYTES }
 
 export const DEFAULT_WARMUP_SECONDS = 1
 const MIN_CHUNK_SECONDS = 5
@@ -35,12 +45,13 @@ const MAX_CHUNK_SECONDS = 30
 
 const QUIET = ["-hide_banner", "-nostats", "-loglevel", "error"]
 
-const decodeArgs = (url: string) => [
+const decodeArgs = (url: string, maxSeconds: number | undefined) => [
   ...QUIET,
   ...(url.startsWith("file:") ? ["-nostdin", "-protocol_whitelist", "file"] : ["-protocol_whitelist", "pipe"]),
   "-format_whitelist", AUDIO_DEMUXERS.join(","),
   "-i", url,
   "-map", "0:a:0", "-vn", "-sn", "-dn",
+  ...(maxSeconds === undefined ? [] : ["-t", maxSeconds.toFixed(3)]),
   // Keeps mono mono and stereo stereo; more channels are downmixed to stereo (all MP3 holds).
   "-af", `aformat=sample_fmts=flt:sample_rates=${SAMPLE_RATE}:channel_layouts=mono|stereo`,
   // WAV rather than raw PCM: its header tells the channel count the encoder must be given.
@@ -66,9 +77,13 @@ const concatBytes = (a: Uint8Array, b: Uint8Array) => {
  * input (ProviderFailure) or no samples at all (ProviderFailure). None when the input is an
  * MP4/M4A whose index follows the data, which decodes only from a seekable file.
  */
-const openDecoder = <E>(ffmpeg: string, input: Stream.Stream<Uint8Array, E> | string) =>
+const openDecoder = <E>(ffmpeg: string, input: Stream.Stream<Uint8Array, E> | string, options: PipelineOptions) =>
   Effect.gen(function*() {
-    const child = yield* spawnChild(ffmpeg, decodeArgs(typeof input === "string" ? `file:${input}` : "pipe:0"))
+    const child = yield* spawnChild(
+      ffmpeg,
+      decodeArgs(typeof input === "string" ? `file:${input}` : "pipe:0", options.maxInputSeconds),
+      options.childLimits ?? DEFAULT_CHILD_LIMITS
+    )
     // An input error kills the decoder, so that its output ends and the verdict reports the error.
     const feeder = yield* Effect.forkScoped(
       typeof input === "string"
@@ -80,9 +95,9 @@ const openDecoder = <E>(ffmpeg: string, input: Stream.Stream<Uint8Array, E> | st
       Effect.gen(function*() {
         yield* Fiber.join(feeder)
         const outcome = yield* child.outcome
-        const fault = unexpected(ffmpeg, outcome)
-        if (fault !== undefined) return yield* Effect.die(fault)
         const stderr = child.stderr()
+        const fault = unexpected(ffmpeg, outcome, stderr)
+        if (fault !== undefined) return yield* Effect.die(fault)
         // Read from a pipe, such an MP4 fails with "partial file" (with exit status 0 or 1).
         const seekable = samples === 0 && typeof input !== "string" && stderr.includes("partial file")
         if (outcome._tag === "Exited" && outcome.code !== 0) {
@@ -201,23 +216,23 @@ export const denoiseToMp3 = <E>(
 ): Stream.Stream<Uint8Array, E | ProviderFailure> =>
   Stream.unwrapScoped(Effect.gen(function*() {
     const ffmpeg = options.ffmpegPath ?? "ffmpeg"
-    const piped = yield* openDecoder(ffmpeg, input)
+    const piped = yield* openDecoder(ffmpeg, input, options)
     const decoded = Option.isSome(piped)
       ? piped.value
-      : yield* Effect.flatMap(spool(input), (path) => openDecoder<never>(ffmpeg, path)).pipe(
+      : yield* Effect.flatMap(spool(input), (path) => openDecoder<never>(ffmpeg, path, options)).pipe(
         Effect.flatMap(Option.match({
           onSome: (found) => Effect.succeed(found),
           onNone: () => Effect.dieMessage("a spooled input still needed seeking")
         }))
       )
-    const encoder = yield* spawnChild(ffmpeg, encodeArgs(decoded.channels, options.bitrateKbps))
+    const encoder = yield* spawnChild(ffmpeg, encodeArgs(decoded.channels, options.bitrateKbps), options.childLimits ?? DEFAULT_CHILD_LIMITS)
     const samples = denoisePcm(decoded.pcm, decoded.channels, options).pipe(
       Stream.map((s) => new Uint8Array(s.buffer, s.byteOffset, s.byteLength))
     )
     const feeder = yield* Effect.forkScoped(feed(encoder.stdin, samples, (bytes) => recycle(bytes.buffer)))
     const encoded = Effect.gen(function*() {
       const outcome = yield* encoder.outcome
-      const fault = unexpected(ffmpeg, outcome)
+      const fault = unexpected(ffmpeg, outcome, encoder.stderr())
         ?? (outcome._tag === "Exited" && outcome.code !== 0
           ? new Error(`the MP3 encoder failed: ${firstError(encoder.stderr())}`)
           : undefined)

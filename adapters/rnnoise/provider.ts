@@ -4,10 +4,11 @@
  * long job uses every core: its chunks are denoised on a pool of worker threads.
  */
 import { availableParallelism } from "node:os"
-import { Effect, Layer, Option, Ref, Stream } from "effect"
+import { Duration, Effect, Layer, Option, Ref, Stream } from "effect"
 import { RNNOISE } from "../../core/domain/catalog.js"
 import { BlobError, BlobStore } from "../../core/ports/blob-store.js"
 import { DenoiseProvider, ProviderFailure } from "../../core/ports/denoise-provider.js"
+import { DEFAULT_ADDRESS_SPACE_BYTES } from "../ffmpeg/process.js"
 import { denoiseToMp3 } from "./pipeline.js"
 import { makeChunkPool } from "./pool.js"
 
@@ -19,7 +20,20 @@ export interface RnnoiseProviderOptions {
   readonly ffmpegPath?: string
   readonly chunkSeconds?: number
   readonly warmupSeconds?: number
+  /** A job's deadline: this much, plus `deadlinePerAudioSecondMs` per second of validated audio (defaults: 10 minutes + real time). */
+  readonly deadlineBaseMs?: number
+  readonly deadlinePerAudioSecondMs?: number
 }
+
+/**
+ * Decoding stops this long after the validated duration: the validation decode and this one
+ * may count a few samples apart (resampling, codec delay), never a second.
+ */
+export const DECODE_MARGIN_SECONDS = 1
+
+/** The pipeline runs 16× real time on one core: real time plus ten minutes is never reached by a job that was priced right. */
+const DEFAULT_DEADLINE_BASE_MS = 10 * 60_000
+const DEFAULT_DEADLINE_PER_AUDIO_SECOND_MS = 1_000
 
 export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer.Layer<DenoiseProvider, never, BlobStore> =>
   Layer.scoped(DenoiseProvider, Effect.gen(function*() {
@@ -33,6 +47,10 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
           if (request.model !== RNNOISE.id) {
             return yield* new ProviderFailure({ message: `the built-in runner does not run model '${request.model}'`, retryable: false })
           }
+          // No input can cost more than it was priced: decoding stops at the validated duration
+          // (plus a margin), and the whole job, ffmpeg's CPU time included, has a deadline.
+          const deadlineMs = (options.deadlineBaseMs ?? DEFAULT_DEADLINE_BASE_MS) +
+            request.durationSeconds * (options.deadlinePerAudioSecondMs ?? DEFAULT_DEADLINE_PER_AUDIO_SECOND_MS)
           // BlobStore.write accepts only storage errors from its body: a pipeline failure
           // travels through it as a BlobError and is recovered here.
           const failure = yield* Ref.make(Option.none<ProviderFailure>())
@@ -43,7 +61,9 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
             ffmpegPath: options.ffmpegPath,
             pool,
             chunkSeconds: options.chunkSeconds,
-            warmupSeconds: options.warmupSeconds
+            warmupSeconds: options.warmupSeconds,
+            maxInputSeconds: request.durationSeconds + DECODE_MARGIN_SECONDS,
+            childLimits: { cpuSeconds: Math.ceil(deadlineMs / 1000), addressSpaceBytes: DEFAULT_ADDRESS_SPACE_BYTES }
           }).pipe(
             Stream.catchTag("ProviderFailure", (error) =>
               Stream.fromEffect(Ref.set(failure, Option.some(error)).pipe(
@@ -53,7 +73,12 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
           const written = yield* store.write(request.outputKey, output, { contentType: "audio/mpeg" }).pipe(
             // A storage fault (input or output) is this service's failure, not the provider's.
             Effect.catchAll((error) =>
-              Effect.flatMap(Ref.get(failure), Option.match({ onSome: Effect.fail, onNone: () => Effect.die(error) })))
+              Effect.flatMap(Ref.get(failure), Option.match({ onSome: Effect.fail, onNone: () => Effect.die(error) }))),
+            // interrupting the write stops both ffmpeg children and leaves no output object
+            Effect.timeoutFail({
+              duration: Duration.millis(deadlineMs),
+              onTimeout: () => new ProviderFailure({ message: `the built-in runner passed its deadline of ${Math.round(deadlineMs / 1000)} s`, retryable: false })
+            })
           )
           return { sizeBytes: written.sizeBytes }
         })

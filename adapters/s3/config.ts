@@ -20,6 +20,13 @@ export interface S3Options {
    * `write` holds at most one part (plus one incoming chunk) in memory.
    */
   readonly writePartSizeBytes?: number | undefined
+  /**
+   * `move` copies an object up to this size with one CopyObject (default and most 5 GiB, S3's
+   * limit), a larger one as a multipart upload of UploadPartCopy ranges of `copyPartSizeBytes`
+   * (default 1 GiB, at least 5 MiB). Tests lower both to exercise the multipart copy.
+   */
+  readonly singleCopyMaxBytes?: number | undefined
+  readonly copyPartSizeBytes?: number | undefined
 }
 
 /** S3's smallest part (every part but the last). */
@@ -33,6 +40,7 @@ export const MAX_PARTS = 10_000
 /** SigV4 presigned URLs live at most 7 days. */
 export const MAX_PRESIGN_SECONDS = 7 * 24 * 3600
 export const DEFAULT_WRITE_PART_SIZE = 8 * 1024 * 1024
+export const DEFAULT_COPY_PART_SIZE = 1024 * 1024 * 1024
 
 const invalid = (path: string, message: string) => ConfigError.InvalidData([path], message)
 
@@ -96,6 +104,14 @@ export const optionsProblem = (options: S3Options): string | undefined => {
   const part = options.writePartSizeBytes
   if (part !== undefined && (!Number.isSafeInteger(part) || part < MIN_PART_SIZE || part > MAX_PART_SIZE)) {
     return `writePartSizeBytes must be an integer between ${MIN_PART_SIZE} and ${MAX_PART_SIZE}`
+  }
+  const single = options.singleCopyMaxBytes
+  if (single !== undefined && (!Number.isSafeInteger(single) || single < 0 || single > MAX_PART_SIZE)) {
+    return `singleCopyMaxBytes must be an integer between 0 and ${MAX_PART_SIZE}`
+  }
+  const copyPart = options.copyPartSizeBytes
+  if (copyPart !== undefined && (!Number.isSafeInteger(copyPart) || copyPart < MIN_PART_SIZE || copyPart > MAX_PART_SIZE)) {
+    return `copyPartSizeBytes must be an integer between ${MIN_PART_SIZE} and ${MAX_PART_SIZE}`
   }
   return undefined
 }

@@ -2,13 +2,16 @@ import { Readable } from "node:stream"
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
+  CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
-  UploadPartCommand
+  UploadPartCommand,
+  UploadPartCopyCommand
 } from "@aws-sdk/client-s3"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
 import * as NodeStream from "@effect/platform-node/NodeStream"
@@ -16,6 +19,7 @@ import { Chunk, Clock, type ConfigError, Effect, Exit, Layer, Option, type Scope
 import { BlobError, BlobStore, type UploadTarget } from "../../core/ports/blob-store.js"
 import {
   contentDisposition,
+  DEFAULT_COPY_PART_SIZE,
   DEFAULT_WRITE_PART_SIZE,
   isHeaderSafe,
   keyProblem,
@@ -128,6 +132,8 @@ export const make = (options: S3Options): Effect.Effect<BlobStore["Type"], never
     if (problem !== undefined) return yield* Effect.dieMessage(`S3 configuration: ${problem}`)
     const bucket = options.bucket
     const writePartSize = options.writePartSizeBytes ?? DEFAULT_WRITE_PART_SIZE
+    const singleCopyMax = options.singleCopyMaxBytes ?? MAX_PART_SIZE
+    const copyPartSize = options.copyPartSizeBytes ?? DEFAULT_COPY_PART_SIZE
     const credentials = options.credentials
     const client = yield* Effect.acquireRelease(
       Effect.sync(() =>
@@ -255,16 +261,24 @@ export const make = (options: S3Options): Effect.Effect<BlobStore["Type"], never
           return yield* fail(`partSize ${partSize} is under S3's minimum part size (${MIN_PART_SIZE} bytes)`)
         }
         const uploadId = yield* createMultipartUpload(key, contentType)
-        // Part URLs do not pin the part's length: S3 checks part sizes at complete (EntityTooSmall),
-        // and the caller compares the stored size with the declared one.
+        // Each part URL signs the part's exact Content-Length (its share of sizeBytes): a longer or
+        // shorter part is refused (403), so the assembled object can never exceed sizeBytes. A
+        // bounded size cannot be signed: those parts are checked by the caller once assembled.
+        const exact = request.sizeIsMaximum !== true
         const parts = yield* Effect.forEach(
           Array.from({ length: partCount }, (_, i) => i + 1),
           (partNumber) =>
             presign(`sign part ${partNumber} of ${objectName(key)}`, expiresAt, (signing) =>
               getSignedUrl(
                 client,
-                new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: partNumber }),
-                signing
+                new UploadPartCommand({
+                  Bucket: bucket,
+                  Key: key,
+                  UploadId: uploadId,
+                  PartNumber: partNumber,
+                  ...(exact ? { ContentLength: Math.min(partSize, sizeBytes - (partNumber - 1) * partSize) } : {})
+                }),
+                exact ? { ...signing, signableHeaders: new Set(["content-length"]) } : signing
               )).pipe(Effect.map((url) => ({ partNumber, url })))
         ).pipe(Effect.tapError(() => Effect.ignore(abortUpload(key, uploadId))))
         const target: UploadTarget = { _tag: "Multipart", uploadId, parts }
@@ -475,6 +489,91 @@ export const make = (options: S3Options): Effect.Effect<BlobStore["Type"], never
           ))
       })
 
+    /** `x-amz-copy-source`: the bucket and the key, each path segment URL-encoded. */
+    const copySource = (key: string) => `${bucket}/${key.split("/").map(encodeURIComponent).join("/")}`
+
+    /** A copy too large for CopyObject: a multipart upload of UploadPartCopy ranges; aborted on failure. */
+    const copyInParts = (from: string, to: string, sizeBytes: number, contentType: string | undefined) =>
+      Effect.gen(function*() {
+        const name = `copy ${objectName(from)} to ${objectName(to)}`
+        const partSize = Math.max(copyPartSize, Math.ceil(sizeBytes / MAX_PARTS))
+        const uploadId = yield* createMultipartUpload(to, contentType ?? "application/octet-stream")
+        const partCount = Math.ceil(sizeBytes / partSize)
+        yield* Effect.forEach(
+          Array.from({ length: partCount }, (_, i) => i + 1),
+          (partNumber) => {
+            const first = (partNumber - 1) * partSize
+            const last = Math.min(sizeBytes, first + partSize) - 1
+            return call(`${name}: part ${partNumber}`, (abortSignal) =>
+              client.send(
+                new UploadPartCopyCommand({
+                  Bucket: bucket,
+                  Key: to,
+                  UploadId: uploadId,
+                  PartNumber: partNumber,
+                  CopySource: copySource(from),
+                  CopySourceRange: `bytes=${first}-${last}`
+                }),
+                { abortSignal }
+              )).pipe(Effect.flatMap((answer) => {
+                const etag = answer.CopyPartResult?.ETag
+                return etag === undefined
+                  ? fail(`${name}: part ${partNumber}: no ETag`)
+                  : Effect.succeed({ PartNumber: partNumber, ETag: etag })
+              }))
+          }
+        ).pipe(
+          Effect.flatMap((parts) => completeUpload(to, uploadId, parts)),
+          // a failed copy leaves no multipart upload (nor its parts' bytes) behind
+          Effect.tapError(() => Effect.ignore(abortUpload(to, uploadId)))
+        )
+      })
+
+    const move: BlobStore["Type"]["move"] = (request) =>
+      Effect.gen(function*() {
+        const from = yield* validateKey(request.from)
+        const to = yield* validateKey(request.to)
+        const name = `move ${objectName(from)} to ${objectName(to)}`
+        const head = yield* attempt((abortSignal) =>
+          client.send(new HeadObjectCommand({ Bucket: bucket, Key: from }), { abortSignal })
+        ).pipe(
+          Effect.mapError((cause) =>
+            isNotFound(sdkErrorInfo(cause))
+              ? new BlobError({ message: `${name}: no object ${JSON.stringify(from)}` })
+              : toBlobError(name, cause)
+          )
+        )
+        const sizeBytes = head.ContentLength ?? 0
+        if (sizeBytes <= singleCopyMax) {
+          yield* call(name, (abortSignal) =>
+            client.send(new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: copySource(from) }), { abortSignal }))
+        } else {
+          yield* copyInParts(from, to, sizeBytes, head.ContentType)
+        }
+        yield* delete_(from)
+        return { sizeBytes }
+      })
+
+    const list: BlobStore["Type"]["list"] = (prefix) =>
+      Stream.paginateChunkEffect(undefined as string | undefined, (token) =>
+        call(`list ${objectName(prefix)}*`, (abortSignal) =>
+          client.send(
+            new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ...(token === undefined ? {} : { ContinuationToken: token }) }),
+            { abortSignal }
+          )).pipe(Effect.map((page) => {
+            const objects = (page.Contents ?? []).flatMap((object) =>
+              object.Key === undefined ? [] : [{
+                key: object.Key,
+                sizeBytes: object.Size ?? 0,
+                modifiedAt: object.LastModified?.getTime() ?? 0
+              }]
+            )
+            const next = page.IsTruncated === true && page.NextContinuationToken !== undefined
+              ? Option.some(page.NextContinuationToken)
+              : Option.none()
+            return [Chunk.fromIterable(objects), next] as const
+          })))
+
     const delete_: BlobStore["Type"]["delete"] = (key) =>
       Effect.gen(function*() {
         const valid = yield* validateKey(key)
@@ -497,6 +596,8 @@ export const make = (options: S3Options): Effect.Effect<BlobStore["Type"], never
       read,
       write,
       signDownload,
+      move,
+      list,
       delete: delete_
     })
   })

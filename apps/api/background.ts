@@ -14,9 +14,11 @@ import type { IdGenerator } from "../../core/ports/ids.js"
 import type { LimitsConfig } from "../../core/domain/limits.js"
 import type { TestSample } from "../../core/domain/deployment.js"
 import { LifecycleRepo } from "../../core/ports/lifecycle.js"
+import { makeFairShare } from "./fair-share.js"
 
 export class Background extends Context.Tag("hush/api/Background")<Background, {
-  readonly validate: (fileId: string) => Effect.Effect<void>
+  /** Schedules the validation of a completed upload; its account shares the decoders fairly with the others. */
+  readonly validate: (file: { readonly id: string; readonly accountId: string }) => Effect.Effect<void>
   readonly finishTestJob: (jobId: string) => Effect.Effect<void>
 }>() {}
 
@@ -25,7 +27,10 @@ const RESUMED_AT_START = 1_000
 
 type Needs = AudioProbe | BlobStore | FileRepo | JobRepo | WalletRepo | Transactor | IdGenerator | LimitsConfig | TestSample
 
-/** At most this many validations decode at once; each is one ffmpeg process. */
+/**
+ * At most this many validations decode at once; each is one ffmpeg process. They are shared
+ * fairly (./fair-share.ts): an account holds a second decoder only while no other account waits.
+ */
 const VALIDATION_CONCURRENCY = 2
 
 /** Storage faults during validation are retried; the audio's own verdict is final. */
@@ -34,17 +39,17 @@ const storageRetry = Schedule.exponential(Duration.millis(200)).pipe(Schedule.in
 export const BackgroundLive = Layer.scoped(Background, Effect.gen(function*() {
   const context = yield* Effect.context<Needs>()
   const fibers = yield* FiberSet.make()
-  const decoders = yield* Effect.makeSemaphore(VALIDATION_CONCURRENCY)
+  const decoders = yield* makeFairShare(VALIDATION_CONCURRENCY)
   const run = <E>(label: string, work: Effect.Effect<unknown, E, Needs>) =>
     FiberSet.run(fibers, work.pipe(
       Effect.catchAllCause((cause) => Effect.logError(`${label} failed`, cause)),
       Effect.provide(context)
     )).pipe(Effect.asVoid)
-  const validate = (fileId: string) =>
-    run(`validation of ${fileId}`, decoders.withPermits(1)(validateFile(fileId).pipe(Effect.retry(storageRetry))))
+  const validate = (file: { readonly id: string; readonly accountId: string }) =>
+    run(`validation of ${file.id}`, decoders.run(file.accountId, validateFile(file.id).pipe(Effect.retry(storageRetry))))
   // validations a stop interrupted resume now
   const stalled = yield* Effect.flatMap(LifecycleRepo, (repo) => repo.validatingFiles(RESUMED_AT_START))
-  yield* Effect.forEach(stalled, (file) => validate(file.id), { discard: true })
+  yield* Effect.forEach(stalled, validate, { discard: true })
   return {
     validate,
     finishTestJob: (jobId) => run(`test-mode job ${jobId}`, finishTestJob(jobId).pipe(Effect.map(Option.isSome)))

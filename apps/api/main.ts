@@ -11,14 +11,15 @@ import { AdminSocketLive } from "../runtime/admin-socket.js"
 import { loadConfig } from "../runtime/config.js"
 import { requireFfmpeg } from "../runtime/preflight.js"
 import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "../runtime/layers.js"
-import { loadOrCreateKeys } from "../runtime/secrets.js"
+import { loadOrCreateKeys, secureDataDir } from "../runtime/secrets.js"
 import { createGatedServer, refuseUnavailable } from "./gated-server.js"
 import { apiLayer, errorsBaseUrlOf } from "./server.js"
 
 const program = Effect.gen(function*() {
   const config = yield* loadConfig
   yield* requireFfmpeg("Hush")
-  const keys = loadOrCreateKeys(config.dataDir)
+  yield* secureDataDir(config.dataDir)
+  const keys = yield* loadOrCreateKeys(config.dataDir)
   const core = coreLayer(config, keys, { runners: configuredRunners(config) })
   const storage = storageLayers(config, keys)
   const http = apiLayer({ publicBaseUrl: config.publicBaseUrl, env: config.env, gpuConfigured: false }, storage.routes).pipe(

@@ -6,7 +6,7 @@ import { Effect, Exit } from "effect"
 import { loadConfig } from "../runtime/config.js"
 import { sendAdminCommand } from "../runtime/admin-socket.js"
 import { coreLayer } from "../runtime/layers.js"
-import { loadOrCreateKeys } from "../runtime/secrets.js"
+import { loadOrCreateKeys, secureDataDir } from "../runtime/secrets.js"
 import { parseArgs, runAdminCommand, UsageError, USAGE } from "./commands.js"
 
 const print = (json: boolean, value: unknown) =>
@@ -35,7 +35,8 @@ const main = async () => {
     console.error(`error: no Hush server is running on ${config.dataDir}, and the in-memory store lives only inside the server. Start it (npm start) and run the command again.`)
     return 1
   }
-  const layer = coreLayer(config, loadOrCreateKeys(config.dataDir), { runners: [] })
+  const keys = Effect.runSync(Effect.zipRight(secureDataDir(config.dataDir), loadOrCreateKeys(config.dataDir)))
+  const layer = coreLayer(config, keys, { runners: [] })
   const exit = await Effect.runPromiseExit(runAdminCommand(parsed.command).pipe(Effect.provide(layer)))
   if (Exit.isSuccess(exit)) {
     print(parsed.json, exit.value)

@@ -5,6 +5,7 @@
 import { Config, ConfigError, Effect, Option, Redacted } from "effect"
 import { resolve } from "node:path"
 import type { RetryPolicy } from "../../adapters/http-provider/client.js"
+import { S3Config, type S3Options } from "../../adapters/s3/config.js"
 import type { Limits } from "../../core/domain/limits.js"
 
 export type StoreKind = "memory" | "embedded" | "postgres"
@@ -36,6 +37,8 @@ export interface HushConfig {
   readonly store: StoreKind
   readonly databaseUrl: Option.Option<string>
   readonly blobStore: BlobStoreKind
+  /** The bucket and its settings (`S3_BUCKET` & co., adapters/s3/README.md), with `blobStore` "s3". */
+  readonly s3?: S3Options | undefined
   /** Shared rate-limit buckets for several API nodes; in process when absent. */
   readonly redisUrl: Option.Option<string>
   /**
@@ -93,17 +96,35 @@ export const loadGpuProviderConfig = Effect.gen(function*() {
   } satisfies GpuProviderConfig
 })
 
+/**
+ * A variable that selects a backend when set: None when unset, its trimmed value when set. Set
+ * but empty (e.g. `DATABASE_URL=` left in a file) stops start-up: silently falling back to
+ * the embedded default would lose the operator's data to the wrong store.
+ */
+const selector = (name: string, meaning: string) =>
+  Effect.flatMap(Config.option(Config.string(name)), (value) => {
+    if (Option.isNone(value)) return Effect.succeed(Option.none<string>())
+    const trimmed = value.value.trim()
+    return trimmed === ""
+      ? Effect.fail(ConfigError.InvalidData([name], `${name} is set but empty: give ${meaning}, or unset it`))
+      : Effect.succeed(Option.some(trimmed))
+  })
+
 export const loadConfig = Effect.gen(function*() {
   const port = yield* Config.integer("PORT").pipe(Config.withDefault(8787))
   const dataDir = resolve(yield* Config.string("DATA_DIR").pipe(Config.withDefault("./.hush")))
   const publicBaseUrl = (yield* Config.string("PUBLIC_BASE_URL").pipe(Config.withDefault(`http://localhost:${port}`))).replace(/\/+$/, "")
   const env = yield* Config.string("HUSH_ENV").pipe(Config.withDefault("development"))
-  const databaseUrl = yield* Config.option(Config.string("DATABASE_URL"))
+  const databaseUrl = yield* selector("DATABASE_URL", "a PostgreSQL URL (postgres://user:password@host:5432/db)")
   const requested = yield* Config.option(Config.literal("memory", "embedded", "postgres")("HUSH_STORE"))
   const store: StoreKind = Option.getOrElse(requested, () => (Option.isSome(databaseUrl) ? "postgres" : "embedded"))
-  const s3Bucket = yield* Config.option(Config.string("S3_BUCKET"))
-  const blobStore: BlobStoreKind = Option.isSome(s3Bucket) && s3Bucket.value.trim() !== "" ? "s3" : "local"
-  const redisUrl = yield* Config.option(Config.string("REDIS_URL"))
+  if (store === "postgres" && Option.isNone(databaseUrl)) {
+    return yield* Effect.fail(ConfigError.MissingData(["DATABASE_URL"], "HUSH_STORE=postgres needs DATABASE_URL"))
+  }
+  const s3Bucket = yield* selector("S3_BUCKET", "the bucket's name")
+  const s3 = Option.isSome(s3Bucket) ? yield* S3Config : undefined
+  const blobStore: BlobStoreKind = s3 === undefined ? "local" : "s3"
+  const redisUrl = yield* selector("REDIS_URL", "a Redis URL (redis://host:6379)")
   const jobLeaseMs = yield* Config.option(Config.integer("HUSH_JOB_LEASE_MS").pipe(
     Config.validate({ message: "HUSH_JOB_LEASE_MS must be a positive number of milliseconds", validation: (ms) => ms > 0 })
   ))
@@ -112,6 +133,6 @@ export const loadConfig = Effect.gen(function*() {
   const workerEnabled = (yield* Config.string("HUSH_WORKER").pipe(Config.withDefault("on"))) !== "off"
   const workerConcurrency = yield* Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(1))
   return {
-    port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore, redisUrl, limits, gpuProvider, workerEnabled, workerConcurrency
+    port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore, s3, redisUrl, limits, gpuProvider, workerEnabled, workerConcurrency
   } satisfies HushConfig
 })

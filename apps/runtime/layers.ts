@@ -11,7 +11,7 @@ import { makeHttpProvider, makeRoutingProvider } from "../../adapters/http-provi
 import { BUILTIN_RUNNER, RnnoiseProvider } from "../../adapters/rnnoise/provider.js"
 import { TEST_MODE_SAMPLE_BITRATE_KBPS, TEST_MODE_SAMPLE_CONTENT_TYPE, TEST_MODE_SAMPLE_PATH } from "../../adapters/ffmpeg/sample.js"
 import { LocalStorageConfig, localStorageRoutes, makeLocalStorage, sweepStale } from "../../adapters/local-storage/index.js"
-import { layerFromEnv as S3BlobStoreFromEnv } from "../../adapters/s3/index.js"
+import { makeS3BlobStore } from "../../adapters/s3/index.js"
 import { MemoryPersistence } from "../../adapters/memory/index.js"
 import { pgliteLayer } from "../../adapters/pglite/index.js"
 import { postgresLayerFromUrl } from "../../adapters/postgres/index.js"
@@ -68,7 +68,8 @@ type Persistence = Layer.Layer.Success<typeof MemoryPersistence>
  */
 export const storageLayers = (config: HushConfig, keys: DeploymentKeys) => {
   if (config.blobStore === "s3") {
-    return { store: S3BlobStoreFromEnv.pipe(Layer.orDie), routes: Layer.empty, housekeeping: Effect.void }
+    const store = config.s3 === undefined ? Layer.die(new Error("blobStore s3 needs the S3 settings (S3_BUCKET)")) : makeS3BlobStore(config.s3)
+    return { store, routes: Layer.empty, housekeeping: Effect.void }
   }
   const options = { rootDir: join(config.dataDir, "blobs"), publicBaseUrl: config.publicBaseUrl, signingSecret: keys.signingSecret }
   const local = makeLocalStorage(options)

@@ -27,7 +27,7 @@ export const WorkerLive = (options: WorkerOptions = {}) =>
     yield* Effect.forkScoped(runWorker({ owner, concurrency: options.concurrency, pollInterval: options.pollInterval }))
     const sweep = Effect.zipLeft(sweepLifecycle, options.housekeeping ?? Effect.void).pipe(
       Effect.tap((swept) =>
-        swept.purgedFiles + swept.expiredOutputs > 0 ? Effect.logInfo("lifecycle sweep", swept) : Effect.void),
+        swept.purgedFiles + swept.expiredOutputs + swept.sweptStaging > 0 ? Effect.logInfo("lifecycle sweep", swept) : Effect.void),
       Effect.catchAllCause((cause) => Effect.logError("lifecycle sweep failed", cause))
     )
     yield* Effect.forkScoped(Effect.repeat(sweep, Schedule.spaced(options.sweepEvery ?? Duration.minutes(10))))

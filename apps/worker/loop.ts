@@ -58,7 +58,7 @@ export const processJob = (job: JobRecord, owner: string) =>
     if (Option.isNone(model) || !provider.providers.includes(model.value.runner)) {
       const message = `model '${job.model}' cannot run on this worker`
       yield* Effect.logError(message)
-      return yield* finishing(failJob(job.id, owner, { code: "internal_error", message }), "failed")
+      return yield* finishing(failJob(job.id, owner, { code: "internal_error", detail: message }), "failed")
     }
     const progress = yield* Ref.make(0)
     const request: DenoiseRequest = {
@@ -86,14 +86,10 @@ export const processJob = (job: JobRecord, owner: string) =>
     }
     const failure = Cause.failureOption(exit.cause)
     if (Option.isSome(failure)) {
-      yield* Effect.logWarning(`provider failed: ${failure.value.message}`)
-      return yield* finishing(failJob(job.id, owner, { code: "provider_error", message: failure.value.message }), "failed")
+      return yield* finishing(failJob(job.id, owner, { code: "provider_error", detail: failure.value.message }), "failed")
     }
     yield* Effect.logError("denoising failed", exit.cause)
-    return yield* finishing(
-      failJob(job.id, owner, { code: "internal_error", message: "the service failed while processing the job" }),
-      "failed"
-    )
+    return yield* finishing(failJob(job.id, owner, { code: "internal_error", detail: "a defect (logged above)" }), "failed")
   }).pipe(Effect.annotateLogs({ jobId: job.id, owner }))
 
 /** Gives an interrupted job back; a refusal means it was finished or taken meanwhile. */

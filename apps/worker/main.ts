@@ -8,7 +8,7 @@ import { Effect, Layer } from "effect"
 import { loadConfig } from "../runtime/config.js"
 import { requireFfmpeg } from "../runtime/preflight.js"
 import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "../runtime/layers.js"
-import { loadOrCreateKeys } from "../runtime/secrets.js"
+import { loadOrCreateKeys, secureDataDir } from "../runtime/secrets.js"
 import { WorkerLive } from "./background.js"
 
 const program = Effect.gen(function*() {
@@ -18,7 +18,8 @@ const program = Effect.gen(function*() {
     return yield* Effect.sync(() => process.exit(2))
   }
   yield* requireFfmpeg("Hush worker")
-  const keys = loadOrCreateKeys(config.dataDir)
+  yield* secureDataDir(config.dataDir)
+  const keys = yield* loadOrCreateKeys(config.dataDir)
   const core = coreLayer(config, keys, { runners: configuredRunners(config) })
   const worker = WorkerLive({
     concurrency: config.workerConcurrency,

@@ -1,5 +1,5 @@
 import { Context } from "effect"
-import { DAY, HOUR, SECOND } from "../time.js"
+import { DAY, HOUR, MINUTE, SECOND } from "../time.js"
 
 const MiB = 1024 * 1024
 const GiB = 1024 * MiB
@@ -22,6 +22,8 @@ export interface Limits {
   readonly openUploads: number
   readonly retainedInputBytes: { readonly live: number; readonly test: number }
   readonly validationsPerHour: number
+  /** How long validating one upload may take (decoding included); test-mode files get less. */
+  readonly validationTimeLimitMs: { readonly live: number; readonly test: number }
   readonly jobLeaseMs: number
   readonly maxJobAttempts: number
   readonly lotLifetimeMs: number
@@ -45,6 +47,8 @@ export const DEFAULT_LIMITS: Limits = {
   openUploads: 10,
   retainedInputBytes: { live: 50 * GiB, test: 250 * MiB },
   validationsPerHour: 100,
+  // a 25 MB test file decodes in about a second; two minutes covers hours of live audio on a busy host
+  validationTimeLimitMs: { live: 2 * MINUTE, test: 20 * SECOND },
   jobLeaseMs: 30 * SECOND,
   maxJobAttempts: 3,
   lotLifetimeMs: 365 * DAY,

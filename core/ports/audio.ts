@@ -12,7 +12,15 @@ export interface ProbeResult {
   readonly durationSeconds: number
 }
 
+export interface ProbeOptions {
+  /** The whole probe's time limit (the adapter's default when absent); past it the upload is rejected. */
+  readonly timeLimitMs?: number | undefined
+}
+
 export class AudioProbe extends Context.Tag("hush/AudioProbe")<AudioProbe, {
   /** Decodes the whole stream with bounded memory and a time limit. */
-  readonly probe: (input: Stream.Stream<Uint8Array, BlobError>) => Effect.Effect<ProbeResult, AudioRejected | BlobError>
+  readonly probe: (
+    input: Stream.Stream<Uint8Array, BlobError>,
+    options?: ProbeOptions
+  ) => Effect.Effect<ProbeResult, AudioRejected | BlobError>
 }>() {}

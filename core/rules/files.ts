@@ -5,6 +5,7 @@
 import { Either } from "effect"
 import type { Limits } from "../domain/limits.js"
 import type { Mode } from "../domain/enums.js"
+import type { AudioRejected } from "../ports/audio.js"
 import { FileErrorRecord, FileRecord } from "../domain/records.js"
 import { FileInUse, FileNotReady, FileTooLarge, UnsupportedMediaType, UploadExpired } from "../errors.js"
 import { isAcceptedAudioType } from "./content-types.js"
@@ -64,6 +65,17 @@ export const markReady = (file: FileRecord, durationSeconds: number, now: number
   file.status === "validating"
     ? new FileRecord({ ...file, status: "ready", durationSeconds, readyAt: now, error: null })
     : file
+
+/**
+ * What a rejected file says publicly: one fixed message per reason. The decoder's own words
+ * (ffmpeg's stderr) go to the logs only (docs/security.md).
+ */
+export const AUDIO_REJECTION_MESSAGES: Readonly<Record<AudioRejected["reason"], string>> = {
+  undecodable: "the file could not be decoded as audio in an accepted format",
+  no_audio: "the file contains no audio stream",
+  empty: "the file holds no audio samples",
+  timeout: "decoding the file took longer than allowed"
+}
 
 export const markRejected = (file: FileRecord, message: string, now: number): FileRecord =>
   file.status === "validating"

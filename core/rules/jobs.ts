@@ -82,17 +82,24 @@ export const succeed = (
     }))
     : refuse(job, "succeed")
 
-/** Failure by the worker that holds the lease. */
-export const fail = (
-  job: JobRecord, owner: string, error: { readonly code: JobErrorCode; readonly message: string }, now: number
-): Either.Either<JobRecord, JobTransitionRefused> =>
-  holdsLease(job, owner) ? Either.right(failed(job, error, now)) : refuse(job, "fail")
+/**
+ * What a failed job says publicly: one fixed message per code. What went wrong in detail
+ * (ffmpeg's stderr, a GPU host's answer) goes to the logs only (docs/security.md).
+ */
+export const JOB_ERROR_MESSAGES: Readonly<Record<JobErrorCode, string>> = {
+  provider_error: "the model could not process this audio; no credit was charged",
+  internal_error: "the service failed while processing the job; no credit was charged"
+}
 
-const failed = (job: JobRecord, error: { readonly code: JobErrorCode; readonly message: string }, now: number) =>
+/** Failure by the worker that holds the lease. */
+export const fail = (job: JobRecord, owner: string, code: JobErrorCode, now: number): Either.Either<JobRecord, JobTransitionRefused> =>
+  holdsLease(job, owner) ? Either.right(failed(job, code, now)) : refuse(job, "fail")
+
+const failed = (job: JobRecord, code: JobErrorCode, now: number) =>
   new JobRecord({
     ...job,
     status: "failed",
-    error: new JobErrorRecord(error),
+    error: new JobErrorRecord({ code, message: JOB_ERROR_MESSAGES[code] }),
     chargedMicros: null,
     finishedAt: now,
     leaseOwner: null,
@@ -104,7 +111,7 @@ export const lapse = (job: JobRecord, now: number, maxAttempts: number): Either.
   if (job.status !== "processing" || job.leaseExpiresAt === null || job.leaseExpiresAt >= now) return refuse(job, "lapse")
   return Either.right(
     job.attempts >= maxAttempts
-      ? failed(job, { code: "internal_error", message: `the job's worker stopped responding ${job.attempts} times` }, now)
+      ? failed(job, "internal_error", now)
       : new JobRecord({ ...job, status: "queued", progress: 0, leaseOwner: null, leaseExpiresAt: null })
   )
 }

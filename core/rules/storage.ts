@@ -1,4 +1,19 @@
-/** Rules every blob store shares: which object keys are acceptable, how a download is named. */
+/** Rules every blob store shares: which object keys are acceptable, where a file's bytes live, how a download is named. */
+
+/** Where uploads write: one object per file, read by nobody but `complete` (and swept). */
+export const STAGING_PREFIX = "staging/"
+
+/** The staging object of a file: its upload URLs write here, never to its input. */
+export const stagingKeyOf = (fileId: string): string => `${STAGING_PREFIX}${fileId}`
+
+/** The input object of a file: written once by `complete`, then read by validation, pricing and the worker. */
+export const inputKeyOf = (fileId: string): string => `inputs/${fileId}`
+
+/** The file a staging key belongs to, or undefined for another key. */
+export const fileIdOfStagingKey = (key: string): string | undefined =>
+  key.startsWith(STAGING_PREFIX) && key.length > STAGING_PREFIX.length && !key.slice(STAGING_PREFIX.length).includes("/")
+    ? key.slice(STAGING_PREFIX.length)
+    : undefined
 
 export const MAX_KEY_BYTES = 1024
 
@@ -19,6 +34,26 @@ export const keyProblem = (key: string): string | undefined => {
     if (segment === "." || segment === "..") return "the key has a '.' or '..' path segment"
   }
   return undefined
+}
+
+/** The longest stem a download name keeps, in characters (code points). */
+export const MAX_DOWNLOAD_STEM = 200
+
+/**
+ * The stem of a download name from a client's filename: its last path segment without the
+ * extension; control characters (C0, DEL, C1), bidirectional overrides and unpaired surrogates
+ * replaced, spaces collapsed, at most 200 characters; `audio` when nothing is left. Whatever the
+ * client sent, the result can be signed into a URL and sent in a header (docs/security.md).
+ */
+export const downloadStem = (filename: string): string => {
+  const wellFormed = filename.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD")
+  // eslint-disable-next-line no-control-regex
+  const visible = wellFormed.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "_")
+  const base = visible.replace(/^.*[\\/]/, "")
+  const dot = base.lastIndexOf(".")
+  const stem = (dot > 0 ? base.slice(0, dot) : base).replace(/\s+/g, " ").trim()
+  const short = Array.from(stem).slice(0, MAX_DOWNLOAD_STEM).join("").trim()
+  return short === "" ? "audio" : short
 }
 
 const encodeRfc5987 = (value: string): string =>

@@ -9,6 +9,8 @@ import { IdGenerator } from "../ports/ids.js"
 import { FileRepo, JobRepo, WalletRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import { checkDeletable, checkNewFile, completeUpload, markReady, markRejected, planUpload, requireScope } from "../rules/index.js"
+import { AUDIO_REJECTION_MESSAGES } from "../rules/files.js"
+import { inputKeyOf, stagingKeyOf } from "../rules/storage.js"
 import type { Caller } from "./caller.js"
 
 export interface NewFile {
@@ -60,13 +62,14 @@ export const createFile = (caller: Caller, request: NewFile) =>
     yield* checkNewFile(request, caller.mode, limits)
     const now = yield* Clock.currentTimeMillis
     const id = (yield* IdGenerator).next("file")
-    const storageKey = `inputs/${id}`
+    const storageKey = inputKeyOf(id)
     const uploadExpiresAt = now + limits.uploadWindowMs
     const plan = planUpload(request.sizeBytes, limits)
     const blobs = yield* BlobStore
     yield* checkUploadQuotas(caller, request.sizeBytes, now)
+    // the client writes the staging object; only complete puts bytes under storageKey
     const target: UploadTarget = yield* blobs.createUpload({
-      key: storageKey,
+      key: stagingKeyOf(id),
       contentType: request.contentType,
       sizeBytes: request.sizeBytes,
       expiresAt: uploadExpiresAt,
@@ -100,8 +103,8 @@ export const createFile = (caller: Caller, request: NewFile) =>
       Effect.flatMap(FileRepo, (files) => files.insert(file))
     ], { discard: true })).pipe(Effect.tapError(() =>
       target._tag === "Multipart"
-        ? blobs.abortMultipart({ key: storageKey, uploadId: target.uploadId }).pipe(Effect.ignore)
-        : Effect.void
+        ? blobs.abortMultipart({ key: stagingKeyOf(id), uploadId: target.uploadId }).pipe(Effect.ignore)
+        : blobs.delete(stagingKeyOf(id)).pipe(Effect.ignore)
     ))
     return { file, upload: target, expiresAt: uploadExpiresAt }
   })
@@ -122,9 +125,9 @@ const checkValidationQuota = (caller: Caller, now: number) =>
   })
 
 /**
- * `POST /v1/files/{id}/complete`: the stored object must match `size_bytes`; then the file
- * is `validating` and the caller schedules `validateFile`. A file past `uploading` is
- * returned as it is.
+ * `POST /v1/files/{id}/complete`: the staged object must match `size_bytes`; it is then moved
+ * to the file's input (where no upload URL reaches: docs/security.md), the file is `validating`
+ * and the caller schedules `validateFile`. A file past `uploading` is returned as it is.
  */
 export const completeFile = (caller: Caller, id: string, parts: ReadonlyArray<CompletedPart> | null) =>
   Effect.gen(function*() {
@@ -135,7 +138,9 @@ export const completeFile = (caller: Caller, id: string, parts: ReadonlyArray<Co
     const validating = yield* completeUpload(file, now)
     yield* checkValidationQuota(caller, now)
     const blobs = yield* BlobStore
-    if (file.multipart !== null) {
+    const staging = stagingKeyOf(file.id)
+    let staged = yield* blobs.stat(staging).pipe(Effect.orDie)
+    if (file.multipart !== null && Option.isNone(staged)) {
       if (parts === null || parts.length === 0) {
         return yield* new InvalidRequest({
           status: 422, field: "parts", detail: `parts is required for a multipart upload: give the etag of each of its ${file.multipart.partCount} parts`
@@ -148,14 +153,26 @@ export const completeFile = (caller: Caller, id: string, parts: ReadonlyArray<Co
           status: 422, field: "parts", detail: `parts must list part_number 1 to ${expected} once each`
         })
       }
-      yield* blobs.completeMultipart({ key: file.storageKey, uploadId: file.multipart.uploadId, parts }).pipe(
+      yield* blobs.completeMultipart({ key: staging, uploadId: file.multipart.uploadId, parts }).pipe(
         Effect.mapError((e) => new InvalidRequest({ status: 422, field: "parts", detail: `the parts could not be assembled: ${e.message}` }))
       )
+      staged = yield* blobs.stat(staging).pipe(Effect.orDie)
     }
-    const stored = yield* blobs.stat(file.storageKey).pipe(Effect.orDie)
-    if (Option.isNone(stored)) return yield* sizeMismatch("uploaded size does not match size_bytes: no bytes were uploaded")
-    if (stored.value.sizeBytes !== file.sizeBytes) {
-      return yield* sizeMismatch(`uploaded size does not match size_bytes: ${stored.value.sizeBytes} bytes stored, ${file.sizeBytes} declared`)
+    if (Option.isNone(staged)) {
+      // a complete that moved the bytes but stopped before recording it is finished now
+      const moved = yield* blobs.stat(file.storageKey).pipe(Effect.orDie)
+      if (Option.isNone(moved) || moved.value.sizeBytes !== file.sizeBytes) {
+        return yield* sizeMismatch("uploaded size does not match size_bytes: no bytes were uploaded")
+      }
+    } else {
+      if (staged.value.sizeBytes !== file.sizeBytes) {
+        return yield* sizeMismatch(`uploaded size does not match size_bytes: ${staged.value.sizeBytes} bytes stored, ${file.sizeBytes} declared`)
+      }
+      const moved = yield* blobs.move({ from: staging, to: file.storageKey }).pipe(Effect.orDie)
+      // the upload URLs sign the exact size, so a concurrent PUT can only bring as many bytes
+      if (moved.sizeBytes !== file.sizeBytes) {
+        return yield* Effect.dieMessage(`file ${file.id}: ${moved.sizeBytes} bytes moved to its input, ${file.sizeBytes} declared`)
+      }
     }
     yield* Effect.flatMap(FileRepo, (files) => files.update(validating))
     return validating
@@ -170,16 +187,21 @@ export const validateFile = (id: string) =>
     const file = found.value
     const blobs = yield* BlobStore
     const probe = yield* AudioProbe
+    const limits = yield* LimitsConfig
     // a storage fault (BlobError) stays in the error channel and leaves the file validating for
     // a retry: it says nothing about the audio, so it must not reject the upload
-    const outcome = yield* probe.probe(blobs.read(file.storageKey)).pipe(
+    const outcome = yield* probe.probe(blobs.read(file.storageKey), { timeLimitMs: limits.validationTimeLimitMs[file.mode] }).pipe(
       Effect.map((result) => Either.right(result)),
-      Effect.catchTag("AudioRejected", (rejected) => Effect.succeed(Either.left(rejected)))
+      Effect.catchTag("AudioRejected", (rejected) =>
+        Effect.as(
+          Effect.logInfo(`file rejected (${rejected.reason}): ${rejected.message}`).pipe(Effect.annotateLogs({ fileId: file.id })),
+          Either.left(rejected)
+        ))
     )
     const now = yield* Clock.currentTimeMillis
     const next = Either.match(outcome, {
       onRight: (result) => markReady(file, result.durationSeconds, now),
-      onLeft: (error) => markRejected(file, error.message, now)
+      onLeft: (error) => markRejected(file, AUDIO_REJECTION_MESSAGES[error.reason], now)
     })
     yield* files.update(next)
     return Option.some(next)
@@ -197,9 +219,11 @@ export const deleteFile = (caller: Caller, id: string) =>
       return file
     }))
     const blobs = yield* BlobStore
-    // the record is gone; a storage fault here leaves only a stray object for the sweeper
+    // the record is gone; a storage fault here leaves only a stray object for the sweeper. The
+    // staging object goes too, which closes the upload URLs where the store can (local disk).
     if (file.multipart !== null && file.status === "uploading") {
-      yield* blobs.abortMultipart({ key: file.storageKey, uploadId: file.multipart.uploadId }).pipe(Effect.ignore)
+      yield* blobs.abortMultipart({ key: stagingKeyOf(file.id), uploadId: file.multipart.uploadId }).pipe(Effect.ignore)
     }
+    yield* blobs.delete(stagingKeyOf(file.id)).pipe(Effect.ignore)
     yield* blobs.delete(file.storageKey).pipe(Effect.ignore)
   })

@@ -13,6 +13,7 @@ import { checkCanCreateJob, JobRules, maxFileBytes, priceAudio, requireReady, re
 import * as Wallet from "../wallet/wallet.js"
 import type { Caller } from "./caller.js"
 import { decodeCursor, encodeCursor } from "./cursor.js"
+import { downloadStem } from "../rules/storage.js"
 import { ownedFile } from "./files.js"
 import { walletStep } from "./wallet.js"
 
@@ -156,13 +157,8 @@ export const listJobs = (caller: Caller, request: JobListRequest) =>
     return { data: page, nextCursor }
   })
 
-/** The download name: the input's name without its extension, then `.denoised.mp3`. */
-export const outputFilename = (inputFilename: string): string => {
-  const base = inputFilename.replace(/^.*[\\/]/, "")
-  const dot = base.lastIndexOf(".")
-  const stem = dot > 0 ? base.slice(0, dot) : base
-  return `${stem === "" ? "audio" : stem}.denoised.mp3`
-}
+/** The download name: the input's name without its extension (made safe: downloadStem), then `.denoised.mp3`. */
+export const outputFilename = (inputFilename: string): string => `${downloadStem(inputFilename)}.denoised.mp3`
 
 /** `GET /v1/jobs/{id}/output`: a fresh signed link valid for one hour. */
 export const getOutputLink = (caller: Caller, id: string) =>

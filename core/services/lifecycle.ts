@@ -1,16 +1,19 @@
 /**
  * The lifecycle sweeper (decisions.md, Files and Jobs): inputs are deleted 7 days after
  * ready, rejected files 24 hours after rejection, outputs 7 days after success; a lapsed
- * upload loses its multipart upload and stray bytes. Idempotent: a second pass finds nothing.
+ * upload loses its multipart upload and stray bytes; a staging object whose file is no longer
+ * `uploading` (bytes sent to an upload URL after complete or delete, which S3 cannot refuse)
+ * is deleted. Idempotent: a second pass finds nothing.
  * Afterwards the API answers `404` for a purged file and `410 output_expired` for an output.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option, Stream } from "effect"
 import { TestSample } from "../domain/deployment.js"
 import { LimitsConfig } from "../domain/limits.js"
 import { JobOutputRecord, JobRecord } from "../domain/records.js"
 import { BlobStore } from "../ports/blob-store.js"
 import { LifecycleRepo } from "../ports/lifecycle.js"
 import { FileRepo, JobRepo } from "../ports/repositories.js"
+import { fileIdOfStagingKey, STAGING_PREFIX, stagingKeyOf } from "../rules/storage.js"
 
 const BATCH = 200
 
@@ -24,6 +27,7 @@ export const sweepLifecycle = Effect.gen(function*() {
   const now = yield* Clock.currentTimeMillis
   let purgedFiles = 0
   let expiredOutputs = 0
+  let sweptStaging = 0
 
   const dueFiles = yield* repo.sweepableFiles({
     // a lapsed upload keeps its record a while, so complete answers 409 upload_expired, not 404
@@ -35,8 +39,9 @@ export const sweepLifecycle = Effect.gen(function*() {
   for (const file of dueFiles) {
     if ((yield* jobs.countActiveForFile(file.id)) > 0) continue
     if (file.multipart !== null) {
-      yield* blobs.abortMultipart({ key: file.storageKey, uploadId: file.multipart.uploadId })
+      yield* blobs.abortMultipart({ key: stagingKeyOf(file.id), uploadId: file.multipart.uploadId })
     }
+    yield* blobs.delete(stagingKeyOf(file.id))
     yield* blobs.delete(file.storageKey)
     yield* files.delete(file.id)
     purgedFiles++
@@ -50,5 +55,14 @@ export const sweepLifecycle = Effect.gen(function*() {
     yield* jobs.update(new JobRecord({ ...job, output: new JobOutputRecord({ ...job.output, deletedAt: now }) }))
     expiredOutputs++
   }
-  return { purgedFiles, expiredOutputs }
+  // staging objects are read only while their file is uploading: any other is never read again
+  yield* Stream.runForEach(blobs.list(STAGING_PREFIX), (object) =>
+    Effect.gen(function*() {
+      const fileId = fileIdOfStagingKey(object.key)
+      const file = fileId === undefined ? Option.none() : yield* files.get(fileId)
+      if (Option.isSome(file) && file.value.status === "uploading") return
+      yield* blobs.delete(object.key)
+      sweptStaging++
+    }))
+  return { purgedFiles, expiredOutputs, sweptStaging }
 })

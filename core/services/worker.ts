@@ -82,16 +82,21 @@ export const succeedJob = (jobId: string, owner: string, output: StoredOutput) =
 const outputRecord = (output: StoredOutput) =>
   new JobOutputRecord({ ...output, deletedAt: null })
 
-/** processing → failed and the release of the hold, in one transaction. No charge. */
-export const failJob = (jobId: string, owner: string, error: { readonly code: JobErrorCode; readonly message: string }) =>
+/**
+ * processing → failed and the release of the hold, in one transaction. No charge. The job shows
+ * its code's fixed message; `detail` (what went wrong) is logged, never shown.
+ */
+export const failJob = (jobId: string, owner: string, error: { readonly code: JobErrorCode; readonly detail: string }) =>
   transactionally(Effect.gen(function*() {
     const job = yield* lockJob(jobId)
     const now = yield* Clock.currentTimeMillis
-    const failed = yield* JobRules.fail(job, owner, error, now)
+    const failed = yield* JobRules.fail(job, owner, error.code, now)
     yield* save(failed)
     yield* releaseHold(failed, `job ${job.id} failed: ${error.code}`)
     return failed
-  }))
+  })).pipe(
+    Effect.tap(() => Effect.logWarning(`job failed: ${error.code}: ${error.detail}`).pipe(Effect.annotateLogs({ jobId })))
+  )
 
 /** The lease holder puts the job back in the queue unfinished; its hold stays open for the next claim. */
 export const handBackJob = (jobId: string, owner: string) =>
@@ -115,7 +120,12 @@ export const recoverLapsedLeases = (limit = 100) =>
         const next = JobRules.lapse(job, now, limits.maxJobAttempts)
         if (Either.isLeft(next)) return false // renewed or finished meanwhile
         yield* save(next.right)
-        if (next.right.status === "failed") yield* releaseHold(next.right, `job ${job.id} failed: worker lost`)
+        if (next.right.status === "failed") {
+          yield* releaseHold(next.right, `job ${job.id} failed: worker lost`)
+          yield* Effect.logWarning(`job failed: internal_error: its worker stopped responding ${job.attempts} times`).pipe(
+            Effect.annotateLogs({ jobId: job.id })
+          )
+        }
         return true
       }))
       if (moved) recovered++

@@ -18,6 +18,11 @@ export interface BlobStoreContractOptions {
   readonly partSizeBytes: number
   /** Prepended to every key the suite uses (e.g. a per-run folder in a shared bucket). */
   readonly keyPrefix?: string
+  /**
+   * Whether the store can refuse bytes sent to an upload whose key was moved or deleted (local
+   * disk answers 403). S3 cannot: there the bytes land in the old key, which nobody reads.
+   */
+  readonly refusesClosedUploads: boolean
   readonly timeout?: Duration.DurationInput
 }
 
@@ -236,7 +241,7 @@ export const blobStoreContract = (
           yield* store.abortMultipart({ key, uploadId: target.uploadId })
           yield* store.abortMultipart({ key, uploadId: target.uploadId })
           const late = yield* http(target.parts[0].url, { method: "PUT", body: bytes(10) })
-          expect(late.status).toBeGreaterThanOrEqual(400) // 404 on the local store and on S3 (NoSuchUpload)
+          expect(late.status).toBeGreaterThanOrEqual(400) // 403 on the local store, 404 on S3 (NoSuchUpload)
           expect(late.status).toBeLessThan(500)
           const complete = yield* Effect.either(
             store.completeMultipart({ key, uploadId: target.uploadId, parts: [{ partNumber: 1, etag: "x" }] })
@@ -305,20 +310,128 @@ export const blobStoreContract = (
           expect(yield* store.stat(long)).toEqual(Option.none())
         }))
 
-      it.effect("a stored size that differs from the declared size shows in stat", () =>
+      it.effect("a part longer or shorter than its signed share is refused; nothing oversized is assembled", () =>
         Effect.gen(function*() {
           const store = yield* BlobStore
-          const key = keyFor("short-multipart")
+          const key = keyFor("exact-parts")
           const declared = 2 * partSize + 100
           const target = asMultipart(
             yield* store.createUpload({ key, contentType: "audio/wav", sizeBytes: declared, expiresAt: yield* inOneHour, partSize })
           )
           expect(target.parts).toHaveLength(3)
-          // The last part comes 40 bytes short: nothing in the part URLs can catch that.
-          const parts = yield* sendParts(target, [bytes(partSize, 1), bytes(partSize, 2), bytes(60, 3)])
+          // the last part's share is 100 bytes: 160 (or 60) are refused, whatever the other parts
+          for (const wrong of [160, 60]) {
+            const refused = yield* http(target.parts[2].url, { method: "PUT", body: bytes(wrong, 3) })
+            expect(refused.status).toBeGreaterThanOrEqual(400)
+            expect(refused.status).toBeLessThan(500)
+          }
+          const oversizedFirst = yield* http(target.parts[0].url, { method: "PUT", body: bytes(partSize + 1, 1) })
+          expect(oversizedFirst.status).toBeGreaterThanOrEqual(400)
+          expect(oversizedFirst.status).toBeLessThan(500)
+          const parts = yield* sendParts(target, [bytes(partSize, 1), bytes(partSize, 2), bytes(100, 3)])
           yield* store.completeMultipart({ key, uploadId: target.uploadId, parts })
-          const stat = yield* store.stat(key)
-          expect(Option.map(stat, (s) => s.sizeBytes)).toEqual(Option.some(declared - 40))
+          expect(yield* store.stat(key)).toEqual(Option.some({ sizeBytes: declared }))
+        }))
+
+      it.effect("a bounded upload (sizeIsMaximum) takes a part shorter than the bound", () =>
+        Effect.gen(function*() {
+          const store = yield* BlobStore
+          const key = keyFor("bounded")
+          const target = asMultipart(
+            yield* store.createUpload({
+              key, contentType: "audio/mpeg", sizeBytes: 10_000, partSize: 10_000, sizeIsMaximum: true, expiresAt: yield* inOneHour
+            })
+          )
+          expect(target.parts).toHaveLength(1)
+          const body = bytes(4_321, 51)
+          const parts = yield* sendParts(target, [body])
+          yield* store.completeMultipart({ key, uploadId: target.uploadId, parts })
+          expectBytes(yield* readAll(key), body)
+        }))
+
+      it.effect("move puts the object under its new key and removes the old one; a late PUT never changes it", () =>
+        Effect.gen(function*() {
+          const store = yield* BlobStore
+          const staged = keyFor("staged")
+          const input = keyFor("input")
+          const body = bytes(5_000, 21)
+          const target = asPut(
+            yield* store.createUpload({ key: staged, contentType: "audio/wav", sizeBytes: body.byteLength, expiresAt: yield* inOneHour })
+          )
+          expect((yield* http(target.url, { method: "PUT", headers: { ...target.headers }, body })).status).toBe(200)
+          expect(yield* store.move({ from: staged, to: input })).toEqual({ sizeBytes: body.byteLength })
+          expect(yield* store.stat(staged)).toEqual(Option.none())
+          expectBytes(yield* readAll(input), body)
+
+          // the same URL again, with other bytes of the same size
+          const late = yield* http(target.url, { method: "PUT", headers: { ...target.headers }, body: bytes(5_000, 22) })
+          if (options.refusesClosedUploads) {
+            expect(late.status).toBe(403)
+            expect(yield* store.stat(staged)).toEqual(Option.none())
+          } else {
+            // they land under the old key, which nobody reads, and show in a listing for the sweeper
+            expect(late.status).toBe(200)
+            const listed = yield* Stream.runCollect(store.list(staged))
+            expect(Chunk.toReadonlyArray(listed).map((o) => [o.key, o.sizeBytes])).toEqual([[staged, 5_000]])
+          }
+          expectBytes(yield* readAll(input), body)
+          const gone = yield* Effect.either(store.move({ from: keyFor("never-existed"), to: keyFor("nowhere") }))
+          expect(Either.isLeft(gone) && gone.left._tag).toBe("BlobError")
+        }))
+
+      it.effect("move of an assembled multipart upload; its part URLs take no more bytes afterwards", () =>
+        Effect.gen(function*() {
+          const store = yield* BlobStore
+          const staged = keyFor("staged-multipart")
+          const input = keyFor("input-multipart")
+          const size = partSize + 1_000
+          const body = bytes(size, 31)
+          const target = asMultipart(
+            yield* store.createUpload({ key: staged, contentType: "audio/wav", sizeBytes: size, expiresAt: yield* inOneHour, partSize })
+          )
+          const parts = yield* sendParts(target, [body.subarray(0, partSize), body.subarray(partSize)])
+          yield* store.completeMultipart({ key: staged, uploadId: target.uploadId, parts })
+          expect(yield* store.move({ from: staged, to: input })).toEqual({ sizeBytes: size })
+          const late = yield* http(target.parts[1].url, { method: "PUT", body: bytes(1_000, 32) })
+          expect(late.status).toBeGreaterThanOrEqual(400)
+          expect(late.status).toBeLessThan(500)
+          expectBytes(yield* readAll(input), body)
+          expect(yield* store.stat(staged)).toEqual(Option.none())
+        }))
+
+      it.effect("delete closes the upload of its key: a PUT afterwards is refused, or lands where nobody reads", () =>
+        Effect.gen(function*() {
+          const store = yield* BlobStore
+          const staged = keyFor("deleted-upload")
+          const body = bytes(700, 41)
+          const target = asPut(
+            yield* store.createUpload({ key: staged, contentType: "audio/wav", sizeBytes: body.byteLength, expiresAt: yield* inOneHour })
+          )
+          expect((yield* http(target.url, { method: "PUT", headers: { ...target.headers }, body })).status).toBe(200)
+          yield* store.delete(staged)
+          const late = yield* http(target.url, { method: "PUT", headers: { ...target.headers }, body })
+          if (options.refusesClosedUploads) {
+            expect(late.status).toBe(403)
+            expect(yield* store.stat(staged)).toEqual(Option.none())
+          } else {
+            expect(late.status).toBe(200)
+          }
+        }))
+
+      it.effect("list gives the objects under a prefix with their sizes and times", () =>
+        Effect.gen(function*() {
+          const store = yield* BlobStore
+          const folder = `${prefix}contract/list-${randomUUID()}/`
+          const before = yield* Clock.currentTimeMillis
+          yield* store.write(`${folder}a`, Stream.make(bytes(10)), { contentType: "audio/wav" })
+          yield* store.write(`${folder}b/c`, Stream.make(bytes(20)), { contentType: "audio/wav" })
+          yield* store.write(`${prefix}contract/list-elsewhere-${randomUUID()}`, Stream.make(bytes(5)), { contentType: "audio/wav" })
+          const listed = Chunk.toReadonlyArray(yield* Stream.runCollect(store.list(folder)))
+          expect(listed.map((o) => [o.key, o.sizeBytes]).sort()).toEqual([[`${folder}a`, 10], [`${folder}b/c`, 20]])
+          // S3 keeps whole seconds
+          for (const object of listed) expect(object.modifiedAt).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 - 1000)
+          expect(Chunk.toReadonlyArray(yield* Stream.runCollect(store.list(`${folder}b/`))).map((o) => o.key)).toEqual([`${folder}b/c`])
+          expect(Chunk.size(yield* Stream.runCollect(store.list(`${prefix}contract/no-such-folder-${randomUUID()}/`)))).toBe(0)
         }))
 
       it.effect("a signed GET honours Range: bytes=N-M and bytes=N-, and answers 416 beyond the end", () =>

@@ -15,6 +15,7 @@ import { runWorker } from "../../apps/worker/loop.js"
 import { BlobStore } from "../../core/ports/blob-store.js"
 import { DenoiseProvider, type DenoiseRequest, ProviderFailure } from "../../core/ports/denoise-provider.js"
 import { JobRepo, WalletRepo } from "../../core/ports/repositories.js"
+import { JobRules } from "../../core/rules/index.js"
 import { startTestServer, type TestServer, type TestServerOptions } from "../support/server.js"
 import {
   call, credits, denoise, expectJobShape, expectProblem, pollUntil, readyFile, sleep, tone, waitForJob
@@ -74,9 +75,12 @@ const expectFailedUncharged = async (server: TestServer, liveKey: string, job: a
 }
 
 describe("live jobs that end without output are never charged", () => {
-  it("the provider fails → failed provider_error, hold released", async () => {
+  it("the provider fails → failed provider_error with the code's fixed message (its own words logged), hold released", async () => {
     const seen: Array<string> = []
+    const logs: Array<string> = []
     const server = await start({
+      logs,
+      logLevel: LogLevel.Info,
       worker: provider((request) =>
         Effect.suspend(() => {
           seen.push(request.jobId)
@@ -86,7 +90,8 @@ describe("live jobs that end without output are never charged", () => {
     const { liveKey, jobId } = await liveJob(server)
     const done = await waitForJob(server, liveKey, jobId)
     await expectFailedUncharged(server, liveKey, done.json, "provider_error")
-    expect(done.json.error.message).toBe("the model refused this audio")
+    expect(done.json.error.message).toBe(JobRules.JOB_ERROR_MESSAGES.provider_error)
+    expect(logs.some((line) => line.includes("the model refused this audio") && line.includes(`jobId=${jobId}`))).toBe(true)
     expect(seen).toEqual([jobId])
     expect((await storedJob(server, jobId)).attempts).toBe(1)
   })
@@ -96,7 +101,7 @@ describe("live jobs that end without output are never charged", () => {
     const { liveKey, jobId } = await liveJob(server)
     const done = await waitForJob(server, liveKey, jobId)
     await expectFailedUncharged(server, liveKey, done.json, "internal_error")
-    expect(done.json.error.message).not.toMatch(/secret detail/)
+    expect(done.json.error.message).toBe(JobRules.JOB_ERROR_MESSAGES.internal_error)
     expect((await storedJob(server, jobId)).attempts).toBe(1)
   })
 
@@ -182,7 +187,7 @@ describe("live jobs that end without output are never charged", () => {
       workers.push(w4.fiber)
       const done = await pollUntil(job, (r) => r.json?.status === "failed", 10_000)
       await expectFailedUncharged(server, liveKey, done.json, "internal_error")
-      expect(done.json.error.message).toMatch(/stopped responding 3 times/)
+      expect(done.json.error.message).toBe(JobRules.JOB_ERROR_MESSAGES.internal_error)
       // and no worker ran it a 4th time
       await sleep(4 * LEASE_MS)
       expect(calls).toEqual([jobId, jobId, jobId])

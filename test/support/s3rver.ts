@@ -16,7 +16,9 @@
  * It also fixes one bug of s3rver's SigV4 check: it encodes the canonical query string with
  * `encodeURIComponent`, which leaves `!'()*` as they are where SigV4 (and the SDK) percent-encode
  * them, so a presigned GET whose `response-content-disposition` has `filename*=UTF-8''…` was
- * refused with 403 SignatureDoesNotMatch.
+ * refused with 403 SignatureDoesNotMatch. And it drops the trailing slash of a bucket-level path
+ * (`GET /bucket/?list-type=2`, as the SDK sends ListObjectsV2 in path style) from the canonical
+ * URI, so every listing was refused the same way; the path as sent is kept now.
  */
 import * as Fs from "node:fs/promises"
 import { createRequire } from "node:module"
@@ -74,6 +76,8 @@ interface Router {
 interface S3rverServer {
   run(): Promise<AddressInfo>
   close(): Promise<void>
+  /** Koa's middleware list, composed when the server starts. */
+  readonly middleware: Array<(ctx: { readonly path: string; readonly headers: object }, next: () => Promise<unknown>) => Promise<unknown>>
 }
 type S3rverConstructor = new(options: Record<string, unknown>) => S3rverServer
 type S3ErrorConstructor = new(code: string, message: string, detail?: Record<string, unknown>) => Error
@@ -113,6 +117,8 @@ const requireUpload = async (ctx: KoaContext): Promise<string> => {
 }
 
 const INSTALLED = Symbol.for("hush.test.s3rver.fidelity")
+/** The request path as sent, stored on the request's headers object (never a header itself). */
+const RAW_PATH = Symbol.for("hush.test.s3rver.rawPath")
 
 /** `encodeURIComponent` output made RFC 3986 (what SigV4 canonical query strings use). */
 const rfc3986 = (encoded: string): string =>
@@ -127,11 +133,19 @@ export const installS3Fidelity = (): void => {
   if (router[INSTALLED]) return
 
   const v4 = require("@20minutes/s3rver/lib/signature/v4.js") as {
-    getStringToSign: (canonicalRequest: { querystring: string }, request: unknown) => string
+    getStringToSign: (
+      canonicalRequest: { querystring: string; uri: string; headers: Record<PropertyKey, unknown> },
+      request: unknown
+    ) => string
   }
   const getStringToSign = v4.getStringToSign
-  v4.getStringToSign = (canonicalRequest, request) =>
-    getStringToSign({ ...canonicalRequest, querystring: rfc3986(canonicalRequest.querystring) }, request)
+  v4.getStringToSign = (canonicalRequest, request) => {
+    const rawPath = canonicalRequest.headers[RAW_PATH]
+    const uri = typeof rawPath === "string" && rawPath.endsWith("/") && !canonicalRequest.uri.endsWith("/")
+      ? `${canonicalRequest.uri}/`
+      : canonicalRequest.uri
+    return getStringToSign({ ...canonicalRequest, uri, querystring: rfc3986(canonicalRequest.querystring) }, request)
+  }
   const objectController = require("@20minutes/s3rver/lib/controllers/object.js") as Record<string, Middleware>
   const FilesystemStoreClass = require("@20minutes/s3rver/lib/stores/filesystem.js") as {
     prototype: FilesystemStore
@@ -215,6 +229,11 @@ export const startS3rver = (options?: { readonly bucket?: string }): Effect.Effe
       // Path-style only: `<bucket>.127.0.0.1` is no host name.
       vhostBuckets: false,
       configureBuckets: [{ name: bucket }]
+    })
+    // first of all: keep the path as sent, for the canonical URI (see installS3Fidelity)
+    server.middleware.unshift((ctx, next) => {
+      Object.defineProperty(ctx.headers, RAW_PATH, { value: ctx.path, enumerable: false })
+      return next()
     })
     const address = yield* Effect.acquireRelease(
       Effect.promise(() => server.run()),

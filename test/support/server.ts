@@ -8,10 +8,10 @@
  * `builtin`, and the GPU provider's with `gpuProvider`), `clock` (a Clock every fiber of
  * the server reads, e.g. test/support/clock.ts), and `override` (a layer built on top of the
  * core's services whose outputs replace them, e.g. a failing RateLimiter or a dying repo; it
- * may read the originals to wrap them), `logLevel`.
+ * may read the originals to wrap them), `logLevel`, `s3` (the bytes on an S3 bucket).
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { type Clock, Effect, Layer, Logger, type LogLevel, ManagedRuntime, Option } from "effect"
+import { type Clock, Effect, HashMap, Layer, Logger, type LogLevel, ManagedRuntime, Option } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -24,6 +24,7 @@ import type { GpuProviderConfig, HushConfig } from "../../apps/runtime/config.js
 import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "../../apps/runtime/layers.js"
 import type { Limits } from "../../core/domain/limits.js"
 import { createAccountWithKeys } from "../../core/services/accounts.js"
+import type { S3Options } from "../../adapters/s3/index.js"
 
 export const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -46,6 +47,11 @@ export interface TestServerOptions {
   /** The least severe log level printed (e.g. `LogLevel.None` where failures are provoked on purpose). */
   readonly logLevel?: LogLevel.LogLevel
   /**
+   * Collects the server's log lines here instead of printing them: `LEVEL message` followed by
+   * its annotations as `key=value` (e.g. `jobId=job_…`), to check what is logged and not shown.
+   */
+  readonly logs?: Array<string>
+  /**
    * Runs the built-in worker in the server (as `npm start` does): live jobs are claimed and
    * denoised. A layer given here replaces the RNNoise provider (e.g. one that fails on purpose).
    */
@@ -57,6 +63,8 @@ export interface TestServerOptions {
    * RNNoise), as `npm start` does.
    */
   readonly gpuProvider?: GpuProviderConfig
+  /** File bytes on this S3 bucket (e.g. test/support/s3rver.ts's) instead of local disk. */
+  readonly s3?: S3Options
 }
 
 export const startTestServer = async (options: TestServerOptions = {}) => {
@@ -64,7 +72,8 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const dataDir = mkdtempSync(join(tmpdir(), "hush-e2e-"))
   const baseUrl = `http://127.0.0.1:${port}`
   const config: HushConfig = {
-    port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none(), blobStore: "local", redisUrl: Option.none(),
+    port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none(),
+    blobStore: options.s3 === undefined ? "local" : "s3", s3: options.s3, redisUrl: Option.none(),
     gpuProvider: options.gpuProvider
   }
   const keys = { signingSecret: "e2e-signing-secret-0123456789abcdef", cursorKey: "e2e-cursor-key" }
@@ -81,9 +90,14 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
     : options.worker === true ? denoiseProviderLayer(config) : options.worker
   const server = provider === null ? http : Layer.merge(http, WorkerLive(options.workerOptions).pipe(Layer.provide(provider)))
   // the clock and log level go in below everything, so the fibers the server forks inherit them
+  const logs = options.logs
   const settings = Layer.mergeAll(
     options.clock === undefined ? Layer.empty : Layer.setClock(options.clock),
-    options.logLevel === undefined ? Layer.empty : Logger.minimumLogLevel(options.logLevel)
+    options.logLevel === undefined ? Layer.empty : Logger.minimumLogLevel(options.logLevel),
+    logs === undefined ? Layer.empty : Logger.replace(Logger.defaultLogger, Logger.make(({ annotations, logLevel, message }) => {
+      const tags = [...HashMap.toEntries(annotations)].map(([key, value]) => ` ${key}=${String(value)}`).join("")
+      logs.push(`${logLevel.label} ${Array.isArray(message) ? message.map(String).join(" ") : String(message)}${tags}`)
+    }))
   )
   const runtime = ManagedRuntime.make(Layer.provideMerge(server, core).pipe(Layer.provide(settings)))
   await runtime.runPromise(Effect.void)

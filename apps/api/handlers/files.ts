@@ -47,7 +47,7 @@ export const FilesHandlers = HttpApiBuilder.group(HushApi, "files", (handlers) =
           const body = yield* completeBody
           const parts = body?.parts?.map((p) => ({ partNumber: p.part_number, etag: p.etag })) ?? null
           const file = yield* completeFile(caller, path.file_id, parts)
-          if (file.status === "validating") yield* background.validate(file.id)
+          if (file.status === "validating") yield* background.validate(file)
           return presentFile(file, limits)
         }))
   }))

@@ -1,0 +1,64 @@
+/**
+ * The output's download name comes from the client's filename: whatever it holds (control
+ * characters, a header injection attempt, bidirectional overrides, unpaired surrogates, 1,024
+ * characters), `GET /v1/jobs/{id}/output` answers 200 with a safe name and a link that
+ * downloads, never a 500 after the job was charged (issue 9, docs/security.md).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startTestServer, type TestServer } from "../support/server.js"
+import { call, denoise, readyFile, tone, waitForJob } from "./helpers.js"
+
+let server: TestServer
+beforeAll(async () => {
+  server = await startTestServer({ worker: true, workerOptions: { pollInterval: "100 millis" } })
+})
+afterAll(() => server?.close())
+
+/** A job on a file named `filename`, run to success; its output link. */
+const outputOf = async (key: string, filename: string) => {
+  const file = await readyFile(server, key, tone(1), { filename })
+  const job = await denoise(server, key, { file })
+  expect(job.status, job.text).toBe(202)
+  const done = await waitForJob(server, key, job.json.id)
+  expect(done.json.status, done.text).toBe("succeeded")
+  const link = await call(server, "GET", `/v1/jobs/${job.json.id}/output`, { key })
+  return { job: done.json, link }
+}
+
+/** A name that is safe to sign and to send back in a header. */
+const expectSafe = async (link: { status: number; json: any; text: string }, expected?: string) => {
+  expect(link.status, link.text).toBe(200)
+  const name: string = link.json.filename
+  if (expected !== undefined) expect(name).toBe(expected)
+  // eslint-disable-next-line no-control-regex
+  expect(name).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/)
+  expect(name).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/) // no unpaired surrogate
+  expect(Array.from(name).length).toBeLessThanOrEqual(200 + ".denoised.mp3".length)
+  expect(name).toMatch(/\.denoised\.mp3$/)
+  const download = await fetch(link.json.url)
+  expect(download.status).toBe(200)
+  expect(download.headers.get("content-disposition")).toMatch(/^attachment; filename="[\x20-\x7e]+"; filename\*=UTF-8''/)
+  await download.arrayBuffer()
+}
+
+describe("download names from hostile filenames", () => {
+  it("a live job whose filename carries control characters and a header: charged once, its output downloads", async () => {
+    const { liveKey } = await server.createAccount(10_000_000)
+    const { job, link } = await outputOf(liveKey, "take\u0000\u001b[2J\r\nX-Evil: 1.wav")
+    expect(job.cost.charged_micros).toBe(1_000)
+    await expectSafe(link, "take__[2J__X-Evil: 1.denoised.mp3")
+  }, 60_000)
+
+  it.each([
+    ["1,024 characters", "x".repeat(1_020) + ".wav", "x".repeat(200) + ".denoised.mp3"],
+    ["an unpaired surrogate", "voice\ud800.wav", "voice\ufffd.denoised.mp3"],
+    ["a right-to-left override", "\u202egnp.wav", "_gnp.denoised.mp3"],
+    ["a path", "../../etc/passwd", "passwd.denoised.mp3"],
+    ["only control characters", "\u0001\u0002", "__.denoised.mp3"],
+    ["only spaces", "   .wav", "audio.denoised.mp3"]
+  ])("a test-mode job on a file named with %s", async (_, filename, expected) => {
+    const { testKey } = await server.createAccount()
+    const { link } = await outputOf(testKey, filename)
+    await expectSafe(link, expected)
+  }, 60_000)
+})

@@ -1,0 +1,114 @@
+/**
+ * What `npm start` does with its settings and its data directory, as real processes
+ * (docs/security.md, "Files and secrets"): a bad secret or a variable set but empty stops it
+ * with a message naming the setting, and DATA_DIR with all it holds is its owner's alone.
+ */
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, Either } from "effect"
+import { afterAll, describe, expect, it } from "vitest"
+import { loadOrCreateKeys, secureDataDir } from "../apps/runtime/secrets.js"
+import { complete, createFile, putUpload, readyFile, tone } from "./e2e/helpers.js"
+import { runCli, startProcess, waitForHealth } from "./support/process.js"
+import { freePort, type TestServer } from "./support/server.js"
+
+const workDir = mkdtempSync(join(tmpdir(), "hush-startup-"))
+afterAll(() => rmSync(workDir, { recursive: true, force: true }))
+
+let dirs = 0
+const freshDir = () => join(workDir, `case-${++dirs}`)
+
+/** A DATA_DIR holding `secrets.json` with this text. */
+const withSecretsFile = (text: string) => {
+  const dir = freshDir()
+  mkdirSync(dir, { mode: 0o700 })
+  writeFileSync(join(dir, "secrets.json"), text, { mode: 0o600 })
+  return dir
+}
+
+const refusals: ReadonlyArray<readonly [string, () => Record<string, string>, RegExp]> = [
+  ["HUSH_SIGNING_SECRET shorter than 32 characters", () => ({ HUSH_SIGNING_SECRET: "x".repeat(31) }), /HUSH_SIGNING_SECRET must be at least 32 characters \(it has 31\)/],
+  ["a secrets.json that is not JSON", () => ({ DATA_DIR: withSecretsFile("{\"signingSecret\": ") }), /secrets\.json is not valid JSON/],
+  ["a secrets.json with a short secret", () => ({ DATA_DIR: withSecretsFile(JSON.stringify({ signingSecret: "short", cursorKey: "k".repeat(64) })) }), /"signingSecret" must be a string of at least 32 characters/],
+  ["DATABASE_URL set but empty", () => ({ DATABASE_URL: "" }), /DATABASE_URL is set but empty/],
+  ["S3_BUCKET set but empty", () => ({ S3_BUCKET: " " }), /S3_BUCKET is set but empty/],
+  ["REDIS_URL set but empty", () => ({ REDIS_URL: "" }), /REDIS_URL is set but empty/]
+]
+
+describe("start-up refuses bad secrets and empty URLs with a message naming them", () => {
+  it.each(refusals)("%s", async (_, settings, message) => {
+    const port = await freePort()
+    const started = startProcess("apps/api/main.ts", {
+      PORT: String(port), DATA_DIR: freshDir(), HUSH_STORE: "memory", HUSH_WORKER: "off", ...settings()
+    })
+    const code = await Promise.race([started.exited, new Promise((resolve) => setTimeout(() => resolve("still running"), 45_000))])
+    if (code === "still running") await started.stop("SIGKILL")
+    expect(code, started.output()).not.toBe(0)
+    expect(code, started.output()).not.toBe("still running")
+    expect(started.output()).toMatch(message)
+    // it never served anything
+    await expect(fetch(`http://127.0.0.1:${port}/v1/health`)).rejects.toThrow()
+  }, 60_000)
+})
+
+/** Every entry under `root` whose mode lets its group or others in, as `path mode`. */
+const openToOthers = (root: string): Array<string> => {
+  const found: Array<string> = []
+  const visit = (path: string) => {
+    const stats = lstatSync(path)
+    if ((stats.mode & 0o077) !== 0 && !stats.isSymbolicLink()) found.push(`${path} ${(stats.mode & 0o777).toString(8)}`)
+    if (stats.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name))
+  }
+  visit(root)
+  return found
+}
+
+describe("DATA_DIR is owner-only", () => {
+  it("npm start creates DATA_DIR and everything in it 0700 / 0600, whatever the umask it was started with", async () => {
+    const port = await freePort()
+    const baseUrl = `http://127.0.0.1:${port}`
+    const dataDir = join(freshDir(), "nested", "data")
+    // the in-memory store: PGlite's emscripten file system chmods its own files 0666 whatever the
+    // umask (inside the 0700 DATA_DIR); the embedded database is another module's concern
+    const env = { PORT: String(port), DATA_DIR: dataDir, PUBLIC_BASE_URL: baseUrl, HUSH_STORE: "memory", HUSH_WORKER: "off" }
+    // started with a umask that lets others read: the server must not rely on the operator's
+    const previous = process.umask(0o022)
+    const server = startProcess("apps/api/main.ts", env)
+    process.umask(previous)
+    try {
+      await waitForHealth(baseUrl, server)
+      // through the admin socket (the in-memory store lives in the server)
+      const account = await runCli(["admin", "account", "create", "--email", "modes@example.com"], env)
+      const api = { baseUrl } as TestServer
+      // objects, open uploads, multipart-free staging: a ready file and an upload left open
+      await readyFile(api, account.test_key, tone(1))
+      const open = await createFile(api, account.test_key, { size_bytes: tone(2).length })
+      await (await putUpload(open.json.upload, tone(2))).arrayBuffer()
+      expect(statSync(join(dataDir, "secrets.json")).mode & 0o777).toBe(0o600)
+      expect(statSync(dataDir).mode & 0o777).toBe(0o700)
+      expect(openToOthers(dataDir)).toEqual([])
+      expect((await complete(api, account.test_key, open.json.id)).status).toBe(202)
+      expect(openToOthers(dataDir)).toEqual([])
+    } finally {
+      await server.stop("SIGTERM")
+    }
+  }, 120_000)
+
+  it("an existing DATA_DIR open to others is tightened when it is Hush's, refused when it is not", () => {
+    const previous = process.umask(0o022)
+    afterAll(() => void process.umask(previous))
+    const ours = withSecretsFile(JSON.stringify({ signingSecret: "s".repeat(64), cursorKey: "c".repeat(64) }))
+    chmodSync(ours, 0o755)
+    expect(Either.isRight(Effect.runSync(Effect.either(secureDataDir(ours))))).toBe(true)
+    expect(statSync(ours).mode & 0o777).toBe(0o700)
+    expect(Effect.runSync(loadOrCreateKeys(ours))).toEqual({ signingSecret: "s".repeat(64), cursorKey: "c".repeat(64) })
+
+    const someoneElses = freshDir()
+    mkdirSync(someoneElses, { mode: 0o755 })
+    chmodSync(someoneElses, 0o755)
+    const refused = Effect.runSync(Effect.either(secureDataDir(someoneElses)))
+    expect(Either.isLeft(refused) && String(refused.left)).toMatch(/open to other users \(mode 0755\)/)
+    expect(statSync(someoneElses).mode & 0o777).toBe(0o755)
+  })
+})
