@@ -7,9 +7,17 @@ import { Either } from "effect"
 import type { Mode } from "../domain/enums.js"
 import type { AccountRecord, KeyRecord } from "../domain/records.js"
 import type { UserRecord } from "../domain/users.js"
-import { Forbidden } from "../errors.js"
+import { Forbidden, InvalidRequest } from "../errors.js"
 
 export const normalizeEmail = (email: string): string => email.trim()
+
+/** The shape every stored address has (the database checks the same): something@something, 3 to 254 characters. */
+export const checkEmail = (email: string): Either.Either<string, InvalidRequest> => {
+  const normalized = normalizeEmail(email)
+  return normalized.length >= 3 && normalized.length <= 254 && /^[^\s@]+@[^\s@]+$/.test(normalized)
+    ? Either.right(normalized)
+    : Either.left(new InvalidRequest({ status: 422, field: "email", detail: `'${email}' is not an e-mail address` }))
+}
 
 /** What two addresses are compared by. */
 export const emailKey = (email: string): string => email.trim().toLowerCase()

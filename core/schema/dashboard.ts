@@ -255,6 +255,16 @@ export const ResetRequest = Schema.Struct({
 }).annotations({ identifier: "ResetRequest" })
 export type ResetRequest = typeof ResetRequest.Type
 
+/**
+ * Body of `POST /v1/auth/password/change` (an addition to decisions.md's paths): the current
+ * password and the new one.
+ */
+export const PasswordChangeRequest = Schema.Struct({
+  password: PasswordText,
+  new_password: NewPassword
+}).annotations({ identifier: "PasswordChangeRequest" })
+export type PasswordChangeRequest = typeof PasswordChangeRequest.Type
+
 export const TokenRequest = Schema.Struct({
   token: Token
 }).annotations({ identifier: "TokenRequest" })

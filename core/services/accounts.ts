@@ -10,7 +10,7 @@ import { AccountRepo, KeyRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import { UserRepo } from "../ports/users.js"
 import { type AccountEvent, applyAccountEvent, formatKey, hashKey, keyDisplay, resolveScopes } from "../rules/index.js"
-import { normalizeEmail } from "../rules/users.js"
+import { checkEmail } from "../rules/users.js"
 import { addCredit } from "./wallet.js"
 
 export const emailTaken = () =>
@@ -28,6 +28,7 @@ export const createAccountWithUser = (request: {
   readonly emailVerified: boolean
 }) =>
   Effect.gen(function*() {
+    const email = yield* checkEmail(request.email)
     const ids = yield* IdGenerator
     const settings = yield* AccountSettingsConfig
     const now = yield* Clock.currentTimeMillis
@@ -43,7 +44,7 @@ export const createAccountWithUser = (request: {
     const user = new UserRecord({
       id: ids.next("user"),
       accountId: account.id,
-      email: normalizeEmail(request.email),
+      email,
       passwordHash: request.passwordHash,
       emailVerifiedAt: request.emailVerified ? now : null,
       createdAt: now

@@ -7,7 +7,7 @@ import { AccountSettingsConfig } from "../domain/account-settings.js"
 import type { Mode, Scope } from "../domain/enums.js"
 import { LimitsConfig } from "../domain/limits.js"
 import { AccountRecord, IdempotencyRecord, type KeyRecord } from "../domain/records.js"
-import { ApiErrorSchema, IdempotencyKeyReused, isApiError } from "../errors.js"
+import { Forbidden, IdempotencyKeyReused, NotFound } from "../errors.js"
 import { AccountRepo, IdempotencyRepo, KeyRepo, WalletRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import { checkIdempotencyKey, isRecordableStatus } from "../rules/idempotency.js"
@@ -60,9 +60,10 @@ const KEYS_PATH = "/v1/dashboard/keys"
 /** Kept apart from the API's keys of the same account, which share the repository. */
 const storedKey = (key: string) => `dashboard:${key}`
 
+/** What a first request left for its replays: the key's id, or the refusal (the only errors key creation has). */
 const Recorded = Schema.parseJson(Schema.Union(
   Schema.Struct({ key_id: Schema.String }),
-  Schema.Struct({ error: ApiErrorSchema })
+  Schema.Struct({ error: Schema.Union(Forbidden, NotFound) })
 ))
 
 /**
@@ -111,7 +112,7 @@ export const createDashboardKey = (signedIn: SignedIn, request: KeyRequest, idem
           return { record: outcome.value.record, secret: outcome.value.key, replayed: false } satisfies CreatedKey
         }
         const error = outcome.cause._tag === "Fail" ? outcome.cause.error : undefined
-        if (error !== undefined && isApiError(error) && isRecordableStatus(error.status)) {
+        if (error !== undefined && (error._tag === "Forbidden" || error._tag === "NotFound") && isRecordableStatus(error.status)) {
           const body = yield* Schema.encode(Recorded)({ error }).pipe(Effect.orDie)
           yield* repo.finish(accountId, "live", key, { status: error.status, body, headers: {} })
         } else {
