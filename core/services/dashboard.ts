@@ -7,7 +7,7 @@ import { AccountSettingsConfig } from "../domain/account-settings.js"
 import type { Mode, Scope } from "../domain/enums.js"
 import { LimitsConfig } from "../domain/limits.js"
 import { AccountRecord, IdempotencyRecord, type KeyRecord } from "../domain/records.js"
-import { Forbidden, IdempotencyKeyReused, NotFound } from "../errors.js"
+import { Forbidden, IdempotencyKeyReused, type InvalidRequest, NotFound } from "../errors.js"
 import { AccountRepo, IdempotencyRepo, KeyRepo, WalletRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import { checkIdempotencyKey, isRecordableStatus } from "../rules/idempotency.js"
@@ -50,10 +50,17 @@ const createCheckedKey = (signedIn: SignedIn, request: KeyRequest) =>
   }))
 
 export interface CreatedKey {
+  readonly _tag: "Created"
   readonly record: KeyRecord
   /** The full key: shown once, null on a replay. */
   readonly secret: string | null
   readonly replayed: boolean
+}
+
+/** A replay of a first request that was refused: the same refusal, to be answered as a replay. */
+export interface ReplayedRefusal {
+  readonly _tag: "ReplayedRefusal"
+  readonly error: Forbidden | NotFound
 }
 
 const KEYS_PATH = "/v1/dashboard/keys"
@@ -72,11 +79,17 @@ const Recorded = Schema.parseJson(Schema.Union(
  * or a first request still running is `409 idempotency_key_reused`. Only the key's id is
  * recorded, never its secret.
  */
-export const createDashboardKey = (signedIn: SignedIn, request: KeyRequest, idempotencyKey: string | undefined) =>
+export const createDashboardKey = (
+  signedIn: SignedIn, request: KeyRequest, idempotencyKey: string | undefined
+): Effect.Effect<
+  CreatedKey | ReplayedRefusal,
+  Effect.Effect.Error<ReturnType<typeof createCheckedKey>> | InvalidRequest | IdempotencyKeyReused,
+  Effect.Effect.Context<ReturnType<typeof createCheckedKey>> | IdempotencyRepo | LimitsConfig
+> =>
   Effect.gen(function*() {
     if (idempotencyKey === undefined) {
       const created = yield* createCheckedKey(signedIn, request)
-      return { record: created.record, secret: created.key, replayed: false } satisfies CreatedKey
+      return { _tag: "Created", record: created.record, secret: created.key, replayed: false } satisfies CreatedKey
     }
     const key = storedKey(yield* checkIdempotencyKey(idempotencyKey))
     const accountId = signedIn.account.id
@@ -97,11 +110,11 @@ export const createDashboardKey = (signedIn: SignedIn, request: KeyRequest, idem
         return yield* new IdempotencyKeyReused({ detail: `a request with Idempotency-Key '${idempotencyKey}' is still running; retry once it has finished` })
       }
       const recorded = yield* Schema.decode(Recorded)(first.responseBody).pipe(Effect.orDie)
-      if ("error" in recorded) return yield* Effect.fail(recorded.error)
+      if ("error" in recorded) return { _tag: "ReplayedRefusal", error: recorded.error } satisfies ReplayedRefusal
       const record = yield* Effect.flatMap(KeyRepo, (keys) => keys.get(recorded.key_id)).pipe(
         Effect.flatMap(Option.match({ onNone: () => Effect.dieMessage(`recorded key ${recorded.key_id} is gone`), onSome: Effect.succeed }))
       )
-      return { record, secret: null, replayed: true } satisfies CreatedKey
+      return { _tag: "Created", record, secret: null, replayed: true } satisfies CreatedKey
     }
     return yield* Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
@@ -109,7 +122,7 @@ export const createDashboardKey = (signedIn: SignedIn, request: KeyRequest, idem
         if (Exit.isSuccess(outcome)) {
           const body = yield* Schema.encode(Recorded)({ key_id: outcome.value.record.id }).pipe(Effect.orDie)
           yield* repo.finish(accountId, "live", key, { status: 201, body, headers: {} })
-          return { record: outcome.value.record, secret: outcome.value.key, replayed: false } satisfies CreatedKey
+          return { _tag: "Created", record: outcome.value.record, secret: outcome.value.key, replayed: false } satisfies CreatedKey
         }
         const error = outcome.cause._tag === "Fail" ? outcome.cause.error : undefined
         if (error !== undefined && (error._tag === "Forbidden" || error._tag === "NotFound") && isRecordableStatus(error.status)) {

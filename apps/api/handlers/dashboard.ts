@@ -31,6 +31,7 @@ export const DashboardHandlers = HttpApiBuilder.group(HushApi, "dashboard", (han
         Effect.gen(function*() {
           const signedIn = yield* CurrentSession
           const created = yield* createDashboardKey(signedIn, payload, headers["idempotency-key"])
+          if (created._tag === "ReplayedRefusal") return yield* Effect.zipRight(markReplayed, Effect.fail(created.error))
           if (created.replayed) yield* markReplayed
           return new KeyCreateResponse({ key: presentKey(created.record), secret: created.secret, already_displayed: created.replayed })
         }))
