@@ -1,6 +1,6 @@
 /** In-memory users, sessions, e-mail tokens, OAuth identities and states, over the one MemoryDb. */
 import { Effect, HashMap, Layer, Option } from "effect"
-import { EmailTokenRecord, type SessionRecord } from "../../core/domain/users.js"
+import { EmailTokenRecord, SessionRecord } from "../../core/domain/users.js"
 import { EmailTokenRepo, OAuthRepo, SessionRepo, UserRepo } from "../../core/ports/users.js"
 import { emailKey } from "../../core/rules/users.js"
 import { MemoryDb, type MemoryState } from "./store.js"
@@ -35,8 +35,9 @@ export const MemorySessionRepo = Layer.effect(SessionRepo, Effect.map(MemoryDb, 
     touch: (idHash, lastSeenAt) =>
       db.modify((s) => {
         const found = HashMap.get(s.sessions, idHash)
-        if (Option.isNone(found)) return [undefined, s] as const
-        return [undefined, set(s, "sessions", idHash, { ...found.value, lastSeenAt })] as const
+        // never moves backwards: a slower request does not undo a later touch
+        if (Option.isNone(found) || found.value.lastSeenAt >= lastSeenAt) return [undefined, s] as const
+        return [undefined, set(s, "sessions", idHash, new SessionRecord({ ...found.value, lastSeenAt }))] as const
       }),
     delete: (idHash) => db.modify((s) => [undefined, { ...s, sessions: HashMap.remove(s.sessions, idHash) }] as const),
     deleteByUser: (userId, except) => removeWhere((session) => session.userId !== userId || session.idHash === except),
