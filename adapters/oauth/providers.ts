@@ -4,8 +4,14 @@
  * and PKCE (S256); the redirect URI is `{PUBLIC_BASE_URL}/v1/auth/oauth/{provider}/callback`.
  * The profile comes from the provider's API with the access token (OIDC: the userinfo
  * endpoint; GitHub: /user and its verified primary address).
+ *
+ * arctic builds the authorization URLs (state, S256 challenge) and reads the token answers; the
+ * token request itself is sent here. arctic's own sets `Content-Length` by hand, and once
+ * @effect/platform-node has loaded undici 7 (which installs itself as the global dispatcher),
+ * Node 20's fetch sends that header doubled ("n, n"), which undici 7 refuses: every exchange
+ * would fail with "invalid content-length header".
  */
-import { CodeChallengeMethod, Google, OAuth2Client } from "arctic"
+import { CodeChallengeMethod, Google, OAuth2Client, OAuth2Tokens } from "arctic"
 import { Duration, Effect, Layer, Option, Redacted, Ref } from "effect"
 import type { OAuthProviderName } from "../../core/domain/users.js"
 import { type OAuthClient, OAuthFailure, type OAuthProfile, OAuthProviders } from "../../core/ports/oauth.js"
@@ -43,6 +49,29 @@ const getJson = async (url: string, accessToken: string): Promise<any> => {
   return response.json()
 }
 
+/** The authorization code → tokens (client authentication: HTTP Basic, as arctic does). */
+const exchangeCode = (
+  tokenEndpoint: string,
+  client: { readonly credentials: OAuthCredentials; readonly redirectUri: string },
+  code: string,
+  codeVerifier: string
+) =>
+  attempt("the token exchange failed", async () => {
+    const basic = Buffer.from(`${client.credentials.clientId}:${Redacted.value(client.credentials.clientSecret)}`).toString("base64")
+    const response = await fetch(tokenEndpoint, {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded", accept: "application/json", "user-agent": "hush", authorization: `Basic ${basic}`
+      },
+      body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: client.redirectUri, code_verifier: codeVerifier })
+    })
+    const data = await response.json().catch(() => null) as Record<string, unknown> | null
+    if (!response.ok || data === null || typeof data !== "object" || typeof data.error === "string") {
+      throw new Error(`the token endpoint answered ${response.status}${typeof data?.error === "string" ? ` (${data.error})` : ""}`)
+    }
+    return new OAuth2Tokens(data)
+  })
+
 /** An OpenID Connect userinfo document → profile. */
 const profileOfUserinfo = (info: any): OAuthProfile => {
   if (typeof info?.sub !== "string" || info.sub === "") throw new Error("the userinfo has no subject")
@@ -69,7 +98,7 @@ const pkceClient = (options: {
     exchange: ({ code, codeVerifier }) =>
       Effect.gen(function*() {
         const endpoints = yield* options.endpoints
-        const tokens = yield* attempt("the token exchange failed", () => client.validateAuthorizationCode(endpoints.token, code, codeVerifier))
+        const tokens = yield* exchangeCode(endpoints.token, options, code, codeVerifier)
         const accessToken = yield* Effect.try({
           try: () => tokens.accessToken(),
           catch: (cause) => new OAuthFailure({ message: "the token answer has no access token", cause })
@@ -87,6 +116,8 @@ const githubProfile = async (accessToken: string): Promise<OAuthProfile> => {
   return { subject: String(user.id), email: primary?.email ?? null, emailVerified: primary?.verified === true }
 }
 
+const GOOGLE_TOKEN_ENDPOINT = "https://oauth2.googleapis.com/token"
+
 const googleClient = (credentials: OAuthCredentials, redirectUri: string): OAuthClient => {
   const google = new Google(credentials.clientId, Redacted.value(credentials.clientSecret), redirectUri)
   return {
@@ -94,7 +125,7 @@ const googleClient = (credentials: OAuthCredentials, redirectUri: string): OAuth
       Effect.succeed(google.createAuthorizationURL(state, codeVerifier, ["openid", "email", "profile"]).toString()),
     exchange: ({ code, codeVerifier }) =>
       Effect.gen(function*() {
-        const tokens = yield* attempt("the token exchange failed", () => google.validateAuthorizationCode(code, codeVerifier))
+        const tokens = yield* exchangeCode(GOOGLE_TOKEN_ENDPOINT, { credentials, redirectUri }, code, codeVerifier)
         return yield* attempt("the profile could not be read", async () =>
           profileOfUserinfo(await getJson("https://openidconnect.googleapis.com/v1/userinfo", tokens.accessToken())))
       })
