@@ -46,7 +46,6 @@ export class EmailTokenRecord extends Schema.Class<EmailTokenRecord>("EmailToken
 
 export const OAuthProviderName = Schema.Literal("github", "google", "oidc")
 export type OAuthProviderName = typeof OAuthProviderName.Type
-export const OAUTH_PROVIDERS: ReadonlyArray<OAuthProviderName> = ["github", "google", "oidc"]
 
 /** A provider account linked to a user, by provider and subject (never by e-mail). */
 export class OAuthIdentityRecord extends Schema.Class<OAuthIdentityRecord>("OAuthIdentityRecord")({
