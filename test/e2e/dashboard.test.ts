@@ -158,6 +158,18 @@ describe("dashboard", () => {
     const later = await browser.request("GET", "/v1/dashboard/credits")
     expect(later.json.balance_micros).toBe(1_230)
     expect(later.json.lots.map((l: any) => l.amount_micros)).toEqual([1_230])
+
+    // at most 100 lots, the earliest expiring; lots_truncated says there are more
+    for (let i = 0; i < 100; i++) {
+      clock.advance(1_000)
+      await server.run(grantCredit(accountId, 1_000 + i))
+    }
+    const many = await browser.request("GET", "/v1/dashboard/credits")
+    expect(many.json.lots).toHaveLength(100)
+    expect(many.json.lots_truncated).toBe(true)
+    expect(many.json.lots[0].amount_micros).toBe(1_230)
+    expect(many.json.lots[99].amount_micros).toBe(1_098)
+    expect(many.json.balance_micros).toBe(1_230 + 100 * 1_000 + (99 * 100) / 2)
   })
 
   it("ledger: newest first across pages, each entry's *_after the previous one's plus its deltas; job detail shows its entries", async () => {
