@@ -11,6 +11,7 @@ import { forgotPassword, resendVerification, resetPassword, verifyEmail } from "
 import { finishOAuth, startOAuth } from "../../../core/services/oauth.js"
 import { presentSessionAccount, presentSessionUser } from "../../../core/services/present-dashboard.js"
 import { authenticateSession, CurrentSession, type StartedSession } from "../../../core/services/sessions.js"
+import { DAY } from "../../../core/time.js"
 import { HushApi } from "../definition.js"
 import { clearCookie, CSRF_COOKIE, OAUTH_STATE_COOKIE, SESSION_COOKIE, setCookie } from "../middleware/cookies.js"
 import { checkCsrf } from "../middleware/session.js"
@@ -32,7 +33,7 @@ const loginResponse = (signedIn: { readonly started: StartedSession; readonly us
   )
 
 /** How long a pre-session CSRF token lives. */
-const PRE_SESSION_MS = 24 * 60 * 60 * 1000
+const PRE_SESSION_MS = DAY
 
 const redirect = (path: string) => HttpServerResponse.redirect(path, { status: 302 })
 
