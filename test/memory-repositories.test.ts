@@ -1,4 +1,5 @@
 import { MemoryPersistence } from "../adapters/memory/index.js"
+import { accountsContracts } from "./contracts/accounts.js"
 import { lifecycleContract } from "./contracts/lifecycle.js"
 import { repositoryContracts } from "./contracts/repositories.js"
 
@@ -6,3 +7,5 @@ import { repositoryContracts } from "./contracts/repositories.js"
 repositoryContracts("memory", () => MemoryPersistence)
 
 lifecycleContract("memory", () => MemoryPersistence)
+
+accountsContracts("memory", () => MemoryPersistence)

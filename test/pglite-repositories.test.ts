@@ -18,6 +18,7 @@ import { pgliteClientLayer, pgliteLayer, PgliteServer, pgliteServerLayer } from 
 import { migrate, PostgresPersistence } from "../adapters/postgres/index.js"
 import { AccountRepo } from "../core/ports/repositories.js"
 import { Transactor } from "../core/ports/transactor.js"
+import { accountsContracts } from "./contracts/accounts.js"
 import { lifecycleContract } from "./contracts/lifecycle.js"
 import { repositoryContracts } from "./contracts/repositories.js"
 import { makeAccount } from "./contracts/fixtures.js"
@@ -44,6 +45,7 @@ const sharedPersistence = () =>
 
 repositoryContracts("pglite", sharedPersistence)
 lifecycleContract("pglite", sharedPersistence)
+accountsContracts("pglite", sharedPersistence)
 
 describe("pgliteLayer", () => {
   it("persists across a restart, refuses a second opener, and closes cleanly", async () => {

@@ -16,6 +16,7 @@ import { PostgresFault, verifyLedger } from "../adapters/postgres/index.js"
 import { HoldRecord } from "../core/domain/records.js"
 import { WalletRepo } from "../core/ports/repositories.js"
 import { makeHold } from "./contracts/fixtures.js"
+import { accountsContracts } from "./contracts/accounts.js"
 import { lifecycleContract } from "./contracts/lifecycle.js"
 import { repositoryContracts } from "./contracts/repositories.js"
 import { createDatabase, dropDatabase, freshSchemaPersistence, requirePostgres } from "./support/postgres.js"
@@ -33,6 +34,7 @@ describe("postgres", () => {
 
   repositoryContracts("postgres", () => freshSchemaPersistence(database))
   lifecycleContract("postgres", () => freshSchemaPersistence(database))
+  accountsContracts("postgres", () => freshSchemaPersistence(database))
 })
 
 /** The money rules hold in the database itself, whatever a client sends. */

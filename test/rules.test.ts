@@ -88,12 +88,10 @@ const account = (status: AccountStatus) =>
   new AccountRecord({
     id: "acct_a",
     name: "A",
-    email: "a@example.com",
     status,
     hasPurchased: false,
     termsVersion: "2026-01-01",
     trainingOptIn: false,
-    emailVerified: true,
     createdAt: T0
   })
 

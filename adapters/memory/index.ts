@@ -1,11 +1,15 @@
 import { Layer } from "effect"
 import { MemoryLifecycleRepo, MemoryRepositories } from "./repositories.js"
 import { MemoryDbLive, MemoryTransactor } from "./store.js"
+import { MemoryUsageRepo } from "./usage.js"
+import { MemoryUserRepositories } from "./users.js"
 
 export * from "./repositories.js"
 export * from "./store.js"
+export * from "./usage.js"
+export * from "./users.js"
 
 /** The whole persistence side in memory: repositories and transactor sharing one database. */
-export const MemoryPersistence = Layer.mergeAll(MemoryRepositories, MemoryLifecycleRepo, MemoryTransactor).pipe(
-  Layer.provide(MemoryDbLive)
-)
+export const MemoryPersistence = Layer.mergeAll(
+  MemoryRepositories, MemoryLifecycleRepo, MemoryUserRepositories, MemoryUsageRepo, MemoryTransactor
+).pipe(Layer.provide(MemoryDbLive))

@@ -20,20 +20,31 @@ const tokensAt = (state: BucketState, now: number) => refill(state.spec, state.t
 export const makeTokenBuckets = () => {
   const buckets = new Map<string, BucketState>()
   let takes = 0
-  return (spec: RateLimitBucket, now: number): RateDecision => {
+  const availableAt = (spec: RateLimitBucket, now: number) => {
+    const previous = buckets.get(spec.key)
+    return previous === undefined ? spec.capacity : tokensAt({ ...previous, spec }, now)
+  }
+  const take = (spec: RateLimitBucket, now: number): RateDecision => {
     if (++takes % PRUNE_EVERY === 0) {
       for (const [key, state] of buckets) if (tokensAt(state, now) >= state.spec.capacity) buckets.delete(key)
     }
-    const previous = buckets.get(spec.key)
-    const available = previous === undefined ? spec.capacity : tokensAt({ ...previous, spec }, now)
+    const available = availableAt(spec, now)
     const allowed = available >= 1
     const tokens = allowed ? available - 1 : available
     buckets.set(spec.key, { spec, tokens, updatedAt: now })
     return decide(spec, tokens, allowed)
   }
+  const peek = (spec: RateLimitBucket, now: number): RateDecision => {
+    const available = availableAt(spec, now)
+    return decide(spec, available, available >= 1)
+  }
+  return { take, peek }
 }
 
 export const MemoryRateLimiter = Layer.sync(RateLimiter, () => {
-  const take = makeTokenBuckets()
-  return { take: (bucket) => Effect.map(Clock.currentTimeMillis, (now) => take(bucket, now)) }
+  const buckets = makeTokenBuckets()
+  return {
+    take: (bucket) => Effect.map(Clock.currentTimeMillis, (now) => buckets.take(bucket, now)),
+    peek: (bucket) => Effect.map(Clock.currentTimeMillis, (now) => buckets.peek(bucket, now))
+  }
 })

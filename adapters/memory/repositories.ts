@@ -20,8 +20,7 @@ const put = <K extends keyof MemoryState>(table: K, id: string, value: unknown) 
 export const MemoryAccountRepo = Layer.effect(AccountRepo, Effect.map(MemoryDb, (db) => ({
   insert: (account) => db.modify(put("accounts", account.id, account)),
   update: (account) => db.modify(put("accounts", account.id, account)),
-  get: (id) => db.read((s) => HashMap.get(s.accounts, id)),
-  findByEmail: (email) => db.read((s) => Option.fromNullable(values(s.accounts).find((a) => a.email === email)))
+  get: (id) => db.read((s) => HashMap.get(s.accounts, id))
 })))
 
 export const MemoryKeyRepo = Layer.effect(KeyRepo, Effect.map(MemoryDb, (db) => ({
@@ -131,6 +130,12 @@ export const MemoryWalletRepo = Layer.effect(WalletRepo, Effect.map(MemoryDb, (d
       return [undefined, { ...s, lots, holds, ledger }] as const
     }),
   holdForJob: (jobId) => db.read((s) => Option.fromNullable(values(s.holds).find((h) => h.jobId === jobId))),
+  unexpiredLots: (accountId, now, limit) =>
+    db.read((s) =>
+      values(s.lots)
+        .filter((l) => l.accountId === accountId && !l.expired && l.expiresAt > now)
+        .sort((a, b) => a.expiresAt - b.expiresAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .slice(0, limit)),
   listLots: (accountId, limit) =>
     db.read((s) =>
       values(s.lots)

@@ -8,6 +8,9 @@ import { Context, Effect, FiberRef, HashMap, Layer } from "effect"
 import type {
   AccountRecord, FileRecord, HoldRecord, IdempotencyRecord, JobRecord, KeyRecord, LedgerEntryRecord, LotRecord
 } from "../../core/domain/records.js"
+import type {
+  EmailTokenRecord, OAuthIdentityRecord, OAuthStateRecord, SessionRecord, UserRecord
+} from "../../core/domain/users.js"
 import { Transactor } from "../../core/ports/transactor.js"
 
 export interface MemoryState {
@@ -22,6 +25,15 @@ export interface MemoryState {
   readonly idempotency: HashMap.HashMap<string, IdempotencyRecord>
   /** Completion times of deleted files, which still count against the validations quota. */
   readonly deletedValidations: ReadonlyArray<{ readonly accountId: string; readonly mode: string; readonly completedAt: number }>
+  readonly users: HashMap.HashMap<string, UserRecord>
+  /** By id hash. */
+  readonly sessions: HashMap.HashMap<string, SessionRecord>
+  /** By hash. */
+  readonly emailTokens: HashMap.HashMap<string, EmailTokenRecord>
+  /** By `provider\u0000subject`. */
+  readonly oauthIdentities: HashMap.HashMap<string, OAuthIdentityRecord>
+  /** By hash. */
+  readonly oauthStates: HashMap.HashMap<string, OAuthStateRecord>
 }
 
 export const emptyState = (): MemoryState => ({
@@ -33,7 +45,12 @@ export const emptyState = (): MemoryState => ({
   holds: HashMap.empty(),
   ledger: HashMap.empty(),
   idempotency: HashMap.empty(),
-  deletedValidations: []
+  deletedValidations: [],
+  users: HashMap.empty(),
+  sessions: HashMap.empty(),
+  emailTokens: HashMap.empty(),
+  oauthIdentities: HashMap.empty(),
+  oauthStates: HashMap.empty()
 })
 
 export interface MemoryDatabase {

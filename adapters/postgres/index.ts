@@ -18,6 +18,8 @@ export * from "./errors.js"
 export { migrate, MIGRATIONS, MIGRATIONS_TABLE, PostgresMigrations } from "./migrations.js"
 export * from "./repositories.js"
 export * from "./transactor.js"
+export * from "./usage.js"
+export * from "./users.js"
 export * from "./verify.js"
 
 /** All repositories and the Transactor, after the migrations ran. Requires SqlClient. */

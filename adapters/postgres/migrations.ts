@@ -18,6 +18,7 @@ import { Effect, Layer } from "effect"
 import initial from "./migrations/0001_initial.js"
 import lifecycle from "./migrations/0002_lifecycle.js"
 import deletedValidations from "./migrations/0003_deleted_validations.js"
+import accounts from "./migrations/0006_accounts.js"
 
 export const MIGRATIONS_TABLE = "effect_sql_migrations"
 
@@ -25,7 +26,8 @@ export const MIGRATIONS_TABLE = "effect_sql_migrations"
 export const MIGRATIONS: Record<string, Effect.Effect<unknown, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
   "0002_lifecycle": lifecycle,
-  "0003_deleted_validations": deletedValidations
+  "0003_deleted_validations": deletedValidations,
+  "0006_accounts": accounts
 }
 
 for (const key of Object.keys(MIGRATIONS)) {

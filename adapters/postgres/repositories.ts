@@ -10,18 +10,22 @@
  * (a savepoint inside a transaction) and refuses a change to a resolved hold, an entry out of
  * sequence or an overdraft, both here and in the database (see migrations/0001_initial.ts).
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Layer, Option, Schema } from "effect"
+import { AccountStatus } from "../../core/domain/enums.js"
 import { VALIDATION_WINDOW_MS } from "../../core/domain/limits.js"
-import type { AccountRecord, HoldRecord, KeyRecord, LotRecord } from "../../core/domain/records.js"
+import { AccountRecord, type HoldRecord, type KeyRecord, type LotRecord } from "../../core/domain/records.js"
 import {
   AccountRepo, FileRepo, IdempotencyRepo, JobRepo, KeyRepo, WalletRepo, type IdempotencyBegin
 } from "../../core/ports/repositories.js"
 import { LifecycleRepo } from "../../core/ports/lifecycle.js"
+import { PostgresUsageRepo } from "./usage.js"
+import { PostgresUserRepositories } from "./users.js"
+import { PgInt, run } from "./columns.js"
 import { orFault, refuse } from "./errors.js"
 import {
   ACCOUNT_COLUMNS, drawsJson, ENTRY_COLUMNS, FILE_COLUMNS, fileParams, HOLD_COLUMNS, IDEMPOTENCY_COLUMNS, int,
-  intOrNull, JOB_COLUMNS, jobParams, KEY_COLUMNS, LOT_COLUMNS, type Row, toAccount, toEntry, toFile, toHold,
+  intOrNull, JOB_COLUMNS, jobParams, KEY_COLUMNS, LOT_COLUMNS, type Row, toEntry, toFile, toHold,
   toIdempotency, toJob, toKey, toLot
 } from "./rows.js"
 
@@ -52,27 +56,45 @@ const makeSql = Effect.map(SqlClient.SqlClient, (sql) => {
 
 // ──────────────────────────────────────────────────────────────── accounts
 
-const ACCOUNT_INSERT = `INSERT INTO accounts (${ACCOUNT_COLUMNS}) VALUES (${placeholders(9)})`
-const ACCOUNT_UPDATE = `UPDATE accounts SET ${
-  columnList(ACCOUNT_COLUMNS).slice(1).map((c, i) => `${c} = $${i + 2}`).join(", ")
-} WHERE id = $1 RETURNING 1`
+const AccountRow = Schema.transform(
+  Schema.Struct({
+    id: Schema.String,
+    name: Schema.String,
+    status: AccountStatus,
+    has_purchased: Schema.Boolean,
+    terms_version: Schema.String,
+    training_opt_in: Schema.Boolean,
+    created_at: PgInt
+  }),
+  Schema.typeSchema(AccountRecord),
+  {
+    strict: true,
+    decode: (r) => new AccountRecord({
+      id: r.id, name: r.name, status: r.status, hasPurchased: r.has_purchased, termsVersion: r.terms_version,
+      trainingOptIn: r.training_opt_in, createdAt: r.created_at
+    }),
+    encode: (a) => ({
+      id: a.id, name: a.name, status: a.status, has_purchased: a.hasPurchased, terms_version: a.termsVersion,
+      training_opt_in: a.trainingOptIn, created_at: a.createdAt
+    })
+  }
+)
 
-export const PostgresAccountRepo = Layer.effect(AccountRepo, Effect.map(makeSql, (q) => {
-  const params = (a: AccountRecord) => [
-    a.id, a.name, a.email, a.status, a.hasPurchased, a.termsVersion, a.trainingOptIn, a.emailVerified, a.createdAt
-  ]
+export const PostgresAccountRepo = Layer.effect(AccountRepo, Effect.map(SqlClient.SqlClient, (sql) => {
+  const row = (account: AccountRecord) => Schema.encodeSync(AccountRow)(account)
+  const get = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: AccountRow,
+    execute: (id) => sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM accounts WHERE id = ${id}`
+  })
   return {
-    insert: (account) => Effect.asVoid(q.rows("AccountRepo.insert", ACCOUNT_INSERT, params(account))),
+    insert: (account) => sql`INSERT INTO accounts ${sql.insert(row(account))}`.pipe(Effect.asVoid, run("AccountRepo.insert")),
     update: (account) =>
-      q.one("AccountRepo.update", ACCOUNT_UPDATE, params(account), `no account '${account.id}' to update`),
-    get: (id) => q.first("AccountRepo.get", `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1`, [id], toAccount),
-    findByEmail: (email) =>
-      q.first(
-        "AccountRepo.findByEmail",
-        `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = $1 ORDER BY created_at, id LIMIT 1`,
-        [email],
-        toAccount
-      )
+      sql<{ readonly updated: number }>`UPDATE accounts SET ${sql.update(row(account), ["id"])} WHERE id = ${account.id} RETURNING 1 AS updated`.pipe(
+        Effect.flatMap((rows) => (rows.length === 1 ? Effect.void : refuse("AccountRepo.update", `no account '${account.id}' to update`))),
+        run("AccountRepo.update")
+      ),
+    get: (id) => get(id).pipe(run("AccountRepo.get"))
   }
 }))
 
@@ -306,6 +328,10 @@ export const PostgresWalletRepo = Layer.effect(WalletRepo, Effect.map(makeSql, (
       })).pipe(orFault("WalletRepo.apply")),
     holdForJob: (jobId) =>
       q.first("WalletRepo.holdForJob", `SELECT ${HOLD_COLUMNS} FROM credit_holds WHERE job_id = $1`, [jobId], toHold),
+    unexpiredLots: (accountId, now, limit) =>
+      q.sql`SELECT ${q.sql.literal(LOT_COLUMNS)} FROM credit_lots
+        WHERE account_id = ${accountId} AND NOT expired AND expires_at > ${now}
+        ORDER BY expires_at, id LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map(toLot)), run("WalletRepo.unexpiredLots")),
     listLots: (accountId, limit) =>
       q.many(
         "WalletRepo.listLots",
@@ -433,5 +459,5 @@ export const PostgresLifecycleRepo = Layer.effect(LifecycleRepo, Effect.map(make
 /** Every repository port over the SqlClient in context. */
 export const PostgresRepositories = Layer.mergeAll(
   PostgresAccountRepo, PostgresKeyRepo, PostgresFileRepo, PostgresJobRepo, PostgresWalletRepo, PostgresIdempotencyRepo,
-  PostgresLifecycleRepo
+  PostgresLifecycleRepo, PostgresUserRepositories, PostgresUsageRepo
 )

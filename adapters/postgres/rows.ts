@@ -5,7 +5,7 @@
  * that no longer fits the schema is a defect at the boundary, not a surprise later.
  */
 import {
-  AccountRecord, FileErrorRecord, FileRecord, HoldDraw, HoldRecord, IdempotencyRecord, JobErrorRecord,
+  FileErrorRecord, FileRecord, HoldDraw, HoldRecord, IdempotencyRecord, JobErrorRecord,
   JobOutputRecord, JobPricing, JobRecord, KeyRecord, LedgerEntryRecord, LotRecord, MultipartState
 } from "../../core/domain/records.js"
 
@@ -37,20 +37,8 @@ const json = (value: unknown): unknown => (typeof value === "string" ? JSON.pars
 
 // ─────────────────────────────────────────────────────────────── accounts
 
-export const ACCOUNT_COLUMNS = `id, name, email, status, has_purchased, terms_version, training_opt_in, email_verified, created_at`
-
-export const toAccount = (r: Row) =>
-  new AccountRecord({
-    id: str(r.id),
-    name: str(r.name),
-    email: str(r.email),
-    status: r.status as AccountRecord["status"],
-    hasPurchased: bool(r.has_purchased),
-    termsVersion: str(r.terms_version),
-    trainingOptIn: bool(r.training_opt_in),
-    emailVerified: bool(r.email_verified),
-    createdAt: int(r.created_at, "created_at")
-  })
+/** Decoded with SqlSchema in repositories.ts (AccountRow). */
+export const ACCOUNT_COLUMNS = `id, name, status, has_purchased, terms_version, training_opt_in, created_at`
 
 // ─────────────────────────────────────────────────────────────── keys
 

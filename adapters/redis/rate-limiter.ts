@@ -6,7 +6,7 @@
 import { Clock, Effect, Layer } from "effect"
 import { Redis } from "ioredis"
 import { ServiceUnavailable } from "../../core/errors.js"
-import { RateLimiter } from "../../core/ports/rate-limiter.js"
+import { RateLimiter, type RateLimitBucket } from "../../core/ports/rate-limiter.js"
 import { decide } from "../../core/rules/token-bucket.js"
 
 /** KEYS[1] bucket; ARGV: capacity, refill per second, now (ms). Returns {allowed, tokens×1000}. */
@@ -32,6 +32,20 @@ redis.call("PEXPIRE", KEYS[1], math.ceil((capacity - tokens) / rate * 1000) + 10
 return {allowed, math.floor(tokens * 1000)}
 `
 
+/** The same refill without a take or a write. Returns tokens×1000. */
+const PEEK = `
+local capacity = tonumber(ARGV[1])
+local rate = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+local state = redis.call("HMGET", KEYS[1], "tokens", "updated")
+local tokens = tonumber(state[1])
+local updated = tonumber(state[2])
+if tokens == nil then
+  return math.floor(capacity * 1000)
+end
+return math.floor(math.min(capacity, tokens + math.max(0, now - updated) / 1000 * rate) * 1000)
+`
+
 const RETRY_AFTER_SECONDS = 1
 
 export const makeRedisRateLimiter = (url: string, options: { readonly keyPrefix?: string; readonly timeoutMs?: number } = {}) =>
@@ -52,18 +66,19 @@ export const makeRedisRateLimiter = (url: string, options: { readonly keyPrefix?
     redis.on("error", () => undefined)
     // a node may start while Redis is down: it answers 503 until the client reconnects
     yield* Effect.promise(() => redis.connect().catch(() => undefined))
+    const run = <A>(script: string, bucket: RateLimitBucket) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.tryPromise({
+          try: () => redis.eval(script, 1, bucket.key, bucket.capacity, bucket.refillPerSecond, now) as Promise<A>,
+          catch: () => new ServiceUnavailable({
+            detail: "the rate-limit store is briefly unavailable; retry shortly",
+            retryAfterSeconds: RETRY_AFTER_SECONDS
+          })
+        }))
     return {
       take: (bucket) =>
-        Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
-          const [allowed, milliTokens] = yield* Effect.tryPromise({
-            try: () => redis.eval(TAKE, 1, bucket.key, bucket.capacity, bucket.refillPerSecond, now) as Promise<[number, number]>,
-            catch: () => new ServiceUnavailable({
-              detail: "the rate-limit store is briefly unavailable; retry shortly",
-              retryAfterSeconds: RETRY_AFTER_SECONDS
-            })
-          })
-          return decide(bucket, milliTokens / 1000, allowed === 1)
-        })
+        Effect.map(run<[number, number]>(TAKE, bucket), ([allowed, milliTokens]) => decide(bucket, milliTokens / 1000, allowed === 1)),
+      peek: (bucket) =>
+        Effect.map(run<number>(PEEK, bucket), (milliTokens) => decide(bucket, milliTokens / 1000, milliTokens >= 1000))
     }
   }))

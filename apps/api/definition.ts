@@ -17,6 +17,8 @@ import {
 } from "../../core/schema/index.js"
 import { CurrentCaller } from "../../core/services/caller.js"
 import { STRICT } from "./edge/strict.js"
+import { AuthGroup, SessionGroup } from "./groups/auth.js"
+import { DashboardGroup } from "./groups/dashboard.js"
 import { describeProblems } from "./openapi.js"
 
 /** JSON bodies are decoded strictly (edge/strict.ts): an unknown field is `422 invalid_request`. */
@@ -122,6 +124,9 @@ export const HushApi = HttpApi.make("hush")
   .add(FilesGroup)
   .add(JobsGroup)
   .add(AccountGroup)
+  .add(AuthGroup)
+  .add(SessionGroup)
+  .add(DashboardGroup)
   .addError(InvalidRequest, { status: 422 })
   .addError(InsufficientScope, { status: 403 })
   .addError(RequestTooLarge, { status: 413 })

@@ -11,7 +11,7 @@ const ERROR_HELP: Record<ErrorCode, string> = {
   invalid_request: "A field is missing or bad, the body is not valid JSON, or a cursor is invalid. `detail` names the field. 400 for an unreadable body or a bad query parameter, 422 for a JSON body whose fields fail validation.",
   unauthorized: "The Authorization header is missing, or the API key is unknown or revoked. Send `Authorization: Bearer <API key>`.",
   insufficient_credit: "Available credit (unexpired credit minus what running jobs hold) is below the job's exact cost. Nothing was started or charged.",
-  forbidden: "The key or account is not allowed this action.",
+  forbidden: "The key or account is not allowed this action: a live key before the address is verified, more than 50 keys, or a dashboard request without the session's X-CSRF-Token or from another origin.",
   insufficient_scope: "The key lacks a scope this endpoint needs; `detail` names it. Create a key with that scope.",
   account_suspended: "The account is suspended: new jobs are refused; running jobs finish.",
   account_frozen: "The account is frozen while a card payment dispute is open.",

@@ -10,7 +10,10 @@ import { AccountHandlers } from "./handlers/account.js"
 import { AuthenticationLive } from "./handlers/auth.js"
 import { FilesHandlers } from "./handlers/files.js"
 import { JobsHandlers } from "./handlers/jobs.js"
+import { DashboardHandlers } from "./handlers/dashboard.js"
 import { PublicHandlers } from "./handlers/public.js"
+import { AuthHandlers, SessionHandlers } from "./handlers/sessions.js"
+import { BrowserOriginLive, DashboardSessionLive } from "./middleware/session.js"
 import { PageRoutes } from "./pages.js"
 import { StatusProbeLive } from "./status.js"
 
@@ -30,14 +33,17 @@ export const errorsBaseUrlOf = (publicBaseUrl: string) => `${publicBaseUrl}/erro
  * blob store's own routes where it has some (storageLayers).
  */
 export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<never, E, R>) => {
-  const handlers = Layer.mergeAll(PublicHandlers, FilesHandlers, JobsHandlers, AccountHandlers).pipe(
+  const handlers = Layer.mergeAll(PublicHandlers, FilesHandlers, JobsHandlers, AccountHandlers, AuthHandlers, SessionHandlers, DashboardHandlers).pipe(
     Layer.provide(Layer.mergeAll(
       BackgroundLive,
       StatusProbeLive({ gpuConfigured: options.gpuConfigured }),
       Layer.succeed(ServerInfo, { version: VERSION, env: options.env })
     ))
   )
-  const api = HttpApiBuilder.api(HushApi).pipe(Layer.provide(handlers), Layer.provide(AuthenticationLive))
+  const api = HttpApiBuilder.api(HushApi).pipe(
+    Layer.provide(handlers),
+    Layer.provide(Layer.mergeAll(AuthenticationLive, BrowserOriginLive, DashboardSessionLive))
+  )
   return HttpApiBuilder.serve().pipe(
     Layer.provide(Layer.mergeAll(storageRoutes, PageRoutes, HttpApiScalar.layer({ path: "/docs" }), EdgeLive)),
     Layer.provide(api),

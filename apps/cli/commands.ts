@@ -8,7 +8,9 @@ import { ALL_SCOPES, Mode, Scope } from "../../core/domain/enums.js"
 import { changeAccountStatus, createAccountWithKeys, createKey, grantCredit } from "../../core/services/accounts.js"
 import type { AccountEvent } from "../../core/rules/accounts.js"
 import type { LimitsConfig } from "../../core/domain/limits.js"
-import type { NotFound } from "../../core/errors.js"
+import type { InvalidRequest, NotFound } from "../../core/errors.js"
+import type { AccountSettingsConfig } from "../../core/domain/account-settings.js"
+import type { UserRepo } from "../../core/ports/users.js"
 import type { IdGenerator } from "../../core/ports/ids.js"
 import type { AccountRepo, KeyRepo, WalletRepo } from "../../core/ports/repositories.js"
 import type { Transactor } from "../../core/ports/transactor.js"
@@ -27,6 +29,7 @@ export type AdminCommand = typeof AdminCommand.Type
 
 export const USAGE = `usage: npm run hush -- admin <command>
   admin account create --email E [--credit-micros N] [--json]
+  admin mail list [--to E] [--json]
   admin credit grant --account A --micros N [--json]
   admin key create --account A --mode live|test [--scopes s1,s2] [--name N] [--json]
   admin account suspend|unsuspend|freeze|unfreeze --account A [--json]`
@@ -58,10 +61,20 @@ const flags = (args: ReadonlyArray<string>) => {
   return { values, json, required, integer }
 }
 
-export const parseArgs = (argv: ReadonlyArray<string>): { readonly command: AdminCommand; readonly json: boolean } => {
+/** Read on this machine (the dev outbox in DATA_DIR), not through the server. */
+export interface MailListCommand {
+  readonly _tag: "MailList"
+  readonly to?: string | undefined
+}
+
+export const parseArgs = (argv: ReadonlyArray<string>): { readonly command: AdminCommand | MailListCommand; readonly json: boolean } => {
   const [area, resource, verb, ...rest] = argv
   if (area !== "admin") throw new UsageError(USAGE)
   const f = flags(rest)
+  if (resource === "mail" && verb === "list") {
+    for (const name of f.values.keys()) if (name !== "to") throw new UsageError(`unexpected option --${name}`)
+    return { command: { _tag: "MailList", to: f.values.get("to") }, json: f.json }
+  }
   if (resource === "account" && verb === "create") {
     const credit = f.values.get("credit-micros")
     return {
@@ -98,10 +111,10 @@ const STATUS_EVENTS: Record<"suspend" | "unsuspend" | "freeze" | "unfreeze", Acc
   suspend: "suspend", unsuspend: "unsuspend", freeze: "dispute_opened", unfreeze: "dispute_won"
 }
 
-export type AdminNeeds = LimitsConfig | IdGenerator | AccountRepo | KeyRepo | WalletRepo | Transactor
+export type AdminNeeds = LimitsConfig | IdGenerator | AccountRepo | KeyRepo | WalletRepo | Transactor | UserRepo | AccountSettingsConfig
 
 /** Runs one command; the result is the JSON the CLI prints. */
-export const runAdminCommand = (command: AdminCommand): Effect.Effect<Record<string, unknown>, NotFound, AdminNeeds> => {
+export const runAdminCommand = (command: AdminCommand): Effect.Effect<Record<string, unknown>, NotFound | InvalidRequest, AdminNeeds> => {
   switch (command._tag) {
     case "AccountCreate":
       return Effect.map(

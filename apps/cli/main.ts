@@ -3,11 +3,18 @@
  * else directly on the configured persistent store.
  */
 import { Effect, Exit } from "effect"
+import { listOutbox, type OutboxMessage } from "../../adapters/mail/outbox.js"
 import { loadConfig } from "../runtime/config.js"
 import { sendAdminCommand } from "../runtime/admin-socket.js"
 import { coreLayer } from "../runtime/layers.js"
 import { loadOrCreateKeys, secureDataDir } from "../runtime/secrets.js"
 import { parseArgs, runAdminCommand, UsageError, USAGE } from "./commands.js"
+
+/** The outbox for a person: newest first, each message with its links. */
+const formatMail = (messages: ReadonlyArray<OutboxMessage>) =>
+  messages.length === 0
+    ? "the dev outbox is empty"
+    : messages.map((m) => [`${m.sent_at}  ${m.id}  to ${m.to}`, `  ${m.subject}`, ...m.links.map((link) => `  ${link}`)].join("\n")).join("\n\n")
 
 const print = (json: boolean, value: unknown) =>
   console.log(json ? JSON.stringify(value) : Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k}: ${v}`).join("\n"))
@@ -22,6 +29,11 @@ const main = async () => {
     return 2
   }
   const config = Effect.runSync(loadConfig)
+  if (parsed.command._tag === "MailList") {
+    const messages = await listOutbox(config.dataDir, { to: parsed.command.to })
+    console.log(parsed.json ? JSON.stringify(messages) : formatMail(messages))
+    return 0
+  }
   const viaServer = await sendAdminCommand(config.dataDir, parsed.command)
   if (viaServer !== null) {
     if (viaServer.status !== 200) {

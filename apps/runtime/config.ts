@@ -53,7 +53,65 @@ export interface HushConfig {
   readonly workerConcurrency?: number
   /** The GPU provider, when GPU_PROVIDER_URL is set: its runner is then configured (catalog) and run (worker). */
   readonly gpuProvider?: GpuProviderConfig | undefined
+  /** Mail, OAuth providers and terms of self-serve accounts (`loadAccountsConfig`); defaults when absent. */
+  readonly accounts?: AccountsConfig | undefined
 }
+
+export interface OAuthClientConfig {
+  readonly clientId: string
+  readonly clientSecret: Redacted.Redacted<string>
+}
+
+/**
+ * Self-serve accounts (decisions.md, E-mail and Dashboard details): `SMTP_URL` and `MAIL_FROM`
+ * (without SMTP_URL, mail goes to the dev outbox in DATA_DIR); `TERMS_VERSION`;
+ * `GITHUB_CLIENT_ID`/`_SECRET`, `GOOGLE_CLIENT_ID`/`_SECRET` and `OIDC_ISSUER`/`OIDC_CLIENT_ID`/
+ * `OIDC_CLIENT_SECRET` turn on each OAuth provider.
+ */
+export interface AccountsConfig {
+  readonly smtpUrl?: Redacted.Redacted<string> | undefined
+  readonly mailFrom?: string | undefined
+  readonly termsVersion?: string | undefined
+  readonly github?: OAuthClientConfig | undefined
+  readonly google?: OAuthClientConfig | undefined
+  readonly oidc?: (OAuthClientConfig & { readonly issuer: string }) | undefined
+}
+
+/** A setting that counts as unset when empty. */
+const present = (name: string) =>
+  Effect.map(Config.option(Config.string(name)), (value) => Option.getOrUndefined(Option.filter(Option.map(value, (v) => v.trim()), (v) => v !== "")))
+
+/** Both halves of an OAuth client, or neither. */
+const oauthClient = (prefix: string) =>
+  Effect.gen(function*() {
+    const clientId = yield* present(`${prefix}_CLIENT_ID`)
+    const clientSecret = yield* present(`${prefix}_CLIENT_SECRET`)
+    if (clientId === undefined && clientSecret === undefined) return undefined
+    if (clientId === undefined || clientSecret === undefined) {
+      return yield* Effect.fail(ConfigError.MissingData([`${prefix}_CLIENT_ID`, `${prefix}_CLIENT_SECRET`], `${prefix}_CLIENT_ID and ${prefix}_CLIENT_SECRET go together`))
+    }
+    return { clientId, clientSecret: Redacted.make(clientSecret) } satisfies OAuthClientConfig
+  })
+
+export const loadAccountsConfig = Effect.gen(function*() {
+  const smtpUrl = yield* present("SMTP_URL")
+  if (smtpUrl !== undefined && !/^smtps?:\/\//.test(smtpUrl)) {
+    return yield* Effect.fail(ConfigError.InvalidData(["SMTP_URL"], "SMTP_URL must be smtp://user:pass@host:port or smtps://…"))
+  }
+  const issuer = yield* present("OIDC_ISSUER")
+  const oidcClient = yield* oauthClient("OIDC")
+  if ((issuer === undefined) !== (oidcClient === undefined)) {
+    return yield* Effect.fail(ConfigError.MissingData(["OIDC_ISSUER"], "OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET go together"))
+  }
+  return {
+    smtpUrl: smtpUrl === undefined ? undefined : Redacted.make(smtpUrl),
+    mailFrom: yield* present("MAIL_FROM"),
+    termsVersion: yield* present("TERMS_VERSION"),
+    github: yield* oauthClient("GITHUB"),
+    google: yield* oauthClient("GOOGLE"),
+    oidc: issuer === undefined || oidcClient === undefined ? undefined : { ...oidcClient, issuer }
+  } satisfies AccountsConfig
+})
 
 const positiveMs = (name: string) =>
   Config.option(Config.integer(name).pipe(
@@ -132,7 +190,9 @@ export const loadConfig = Effect.gen(function*() {
   const gpuProvider = yield* loadGpuProviderConfig
   const workerEnabled = (yield* Config.string("HUSH_WORKER").pipe(Config.withDefault("on"))) !== "off"
   const workerConcurrency = yield* Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(1))
+  const accounts = yield* loadAccountsConfig
   return {
-    port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore, s3, redisUrl, limits, gpuProvider, workerEnabled, workerConcurrency
+    port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore, s3, redisUrl, limits, gpuProvider, workerEnabled, workerConcurrency,
+    accounts
   } satisfies HushConfig
 })

@@ -23,6 +23,13 @@ import { DeploymentSecrets, TestSample } from "../../core/domain/deployment.js"
 import { DEFAULT_LIMITS, type Limits, LimitsConfig } from "../../core/domain/limits.js"
 import { BlobError, BlobStore } from "../../core/ports/blob-store.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
+import { Argon2Hasher } from "../../adapters/argon2/hasher.js"
+import { makeOutboxMailer } from "../../adapters/mail/outbox.js"
+import { DEFAULT_MAIL_FROM, makeSmtpMailer } from "../../adapters/mail/smtp.js"
+import { makeOAuthProviders } from "../../adapters/oauth/providers.js"
+import { type AccountSettings, AccountSettingsConfig, defaultAccountSettings } from "../../core/domain/account-settings.js"
+import type { Mailer } from "../../core/ports/mailer.js"
+import type { PasswordHasher } from "../../core/ports/password-hasher.js"
 import type { HushConfig } from "./config.js"
 import type { DeploymentKeys } from "./secrets.js"
 
@@ -106,14 +113,53 @@ export const denoiseProviderLayer = (config: HushConfig): Layer.Layer<DenoisePro
   ])
 }
 
+/** SMTP when `SMTP_URL` is set, else the dev outbox in DATA_DIR. */
+export const mailerLayer = (config: HushConfig): Layer.Layer<Mailer> => {
+  const smtpUrl = config.accounts?.smtpUrl
+  return smtpUrl === undefined
+    ? makeOutboxMailer(config.dataDir)
+    : makeSmtpMailer({ url: smtpUrl, from: config.accounts?.mailFrom ?? DEFAULT_MAIL_FROM })
+}
+
+/**
+ * What self-serve accounts need beyond the repositories: their settings (PUBLIC_BASE_URL,
+ * TERMS_VERSION, the numbers of decisions.md), mail, password hashing and the configured
+ * OAuth providers.
+ */
+export const accountsLayer = (
+  config: HushConfig,
+  options: { readonly settings?: Partial<AccountSettings>; readonly hasher?: Layer.Layer<PasswordHasher> } = {}
+) =>
+  Layer.mergeAll(
+    Layer.succeed(AccountSettingsConfig, {
+      ...defaultAccountSettings(config.publicBaseUrl),
+      ...(config.accounts?.termsVersion === undefined ? {} : { termsVersion: config.accounts.termsVersion }),
+      ...options.settings
+    }),
+    mailerLayer(config),
+    options.hasher ?? Argon2Hasher,
+    makeOAuthProviders({
+      publicBaseUrl: config.publicBaseUrl,
+      github: config.accounts?.github,
+      google: config.accounts?.google,
+      oidc: config.accounts?.oidc
+    })
+  )
+
 /** Everything the core's services need, for one process. */
 export const coreLayer = (
   config: HushConfig,
   keys: DeploymentKeys,
-  options: { readonly runners: ReadonlyArray<string>; readonly limits?: Partial<Limits> }
+  options: {
+    readonly runners: ReadonlyArray<string>
+    readonly limits?: Partial<Limits>
+    readonly accountSettings?: Partial<AccountSettings>
+    readonly hasher?: Layer.Layer<PasswordHasher>
+  }
 ) => {
   const storage = storageLayers(config, keys).store
   return Layer.mergeAll(
+    accountsLayer(config, { settings: options.accountSettings, hasher: options.hasher }),
     persistenceLayer(config),
     RandomIds,
     // defaults, then the environment's (config.limits), then the caller's

@@ -5,6 +5,7 @@
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
 import { hostname } from "node:os"
+import { sweepAccounts } from "../../core/services/account-sweep.js"
 import { sweepLifecycle } from "../../core/services/lifecycle.js"
 import { runWorker } from "./loop.js"
 
@@ -25,7 +26,7 @@ export const WorkerLive = (options: WorkerOptions = {}) =>
     const owner = workerOwner()
     yield* Effect.logInfo(`worker ${owner} claiming live jobs`)
     yield* Effect.forkScoped(runWorker({ owner, concurrency: options.concurrency, pollInterval: options.pollInterval }))
-    const sweep = Effect.zipLeft(sweepLifecycle, options.housekeeping ?? Effect.void).pipe(
+    const sweep = Effect.zipLeft(sweepLifecycle, Effect.zip(sweepAccounts, options.housekeeping ?? Effect.void)).pipe(
       Effect.tap((swept) =>
         swept.purgedFiles + swept.expiredOutputs + swept.sweptStaging > 0 ? Effect.logInfo("lifecycle sweep", swept) : Effect.void),
       Effect.catchAllCause((cause) => Effect.logError("lifecycle sweep failed", cause))

@@ -11,15 +11,15 @@ import {
 const Millis = Schema.Int
 const Micros = Schema.Int
 
+/** The billing entity; the person who signs in is its user (core/domain/users.ts). */
 export class AccountRecord extends Schema.Class<AccountRecord>("AccountRecord")({
   id: Schema.String,
   name: Schema.String,
-  email: Schema.String,
   status: AccountStatus,
   hasPurchased: Schema.Boolean,
+  /** The terms of service the owner accepted; empty when none. */
   termsVersion: Schema.String,
   trainingOptIn: Schema.Boolean,
-  emailVerified: Schema.Boolean,
   createdAt: Millis
 }) {}
 

@@ -1,6 +1,6 @@
 import { Context } from "effect"
 
-export type IdPrefix = "file" | "job" | "acct" | "key" | "txn" | "lot" | "chk" | "hold" | "req"
+export type IdPrefix = "file" | "job" | "acct" | "key" | "txn" | "lot" | "chk" | "hold" | "req" | "user"
 
 /**
  * Source of identifiers and secrets. Synchronous so that pure rules (the wallet) can mint

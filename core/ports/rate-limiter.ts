@@ -21,4 +21,9 @@ export interface RateDecision {
 
 export class RateLimiter extends Context.Tag("hush/RateLimiter")<RateLimiter, {
   readonly take: (bucket: RateLimitBucket) => Effect.Effect<RateDecision, ServiceUnavailable>
+  /**
+   * The bucket as a take would find it, without taking: `allowed` when a token is there. For
+   * limits that count failures only (failed logins): look first, take when the attempt failed.
+   */
+  readonly peek: (bucket: RateLimitBucket) => Effect.Effect<RateDecision, ServiceUnavailable>
 }>() {}

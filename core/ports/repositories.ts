@@ -12,7 +12,6 @@ import type { JobStatus, Mode } from "../domain/enums.js"
 export class AccountRepo extends Context.Tag("hush/AccountRepo")<AccountRepo, {
   readonly insert: (account: AccountRecord) => Effect.Effect<void>
   readonly get: (id: string) => Effect.Effect<Option.Option<AccountRecord>>
-  readonly findByEmail: (email: string) => Effect.Effect<Option.Option<AccountRecord>>
   readonly update: (account: AccountRecord) => Effect.Effect<void>
 }>() {}
 
@@ -105,6 +104,8 @@ export class WalletRepo extends Context.Tag("hush/WalletRepo")<WalletRepo, {
   readonly holdForJob: (jobId: string) => Effect.Effect<Option.Option<HoldRecord>>
   /** Newest purchase first; every lot ever created. */
   readonly listLots: (accountId: string, limit: number) => Effect.Effect<ReadonlyArray<LotRecord>>
+  /** Lots not expired at `now` (used up or not), earliest expiry first (then id). */
+  readonly unexpiredLots: (accountId: string, now: number, limit: number) => Effect.Effect<ReadonlyArray<LotRecord>>
   /** Newest first. */
   readonly ledgerPage: (query: LedgerPageQuery) => Effect.Effect<ReadonlyArray<LedgerEntryRecord>>
   /** Oldest first. */

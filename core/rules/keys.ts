@@ -2,11 +2,10 @@
  * API keys: `hush_live_<secret>` / `hush_test_<secret>`, the secret being 256 random bits in
  * lowercase base32 without padding (52 characters). Only SHA-256 of the whole key is stored.
  */
-import { sha256 } from "@oslojs/crypto/sha2"
-import { encodeHexLowerCase } from "@oslojs/encoding"
 import { Either } from "effect"
 import { ALL_SCOPES, type Mode, type Scope } from "../domain/enums.js"
 import { InsufficientScope } from "../errors.js"
+import { sha256Hex } from "./secrets.js"
 
 export const KEY_PREFIX = "hush"
 const SECRET_PATTERN = /^[a-z2-7]{52}$/
@@ -20,7 +19,7 @@ export const parseKey = (key: string): { readonly mode: Mode; readonly secret: s
   return { mode: match[1] as Mode, secret: match[2]! }
 }
 
-export const hashKey = (key: string): string => encodeHexLowerCase(sha256(new TextEncoder().encode(key)))
+export const hashKey = (key: string): string => sha256Hex(key)
 
 export const keyDisplay = (mode: Mode, secret: string) => ({
   prefixDisplay: `${KEY_PREFIX}_${mode}_${secret.slice(0, 4)}`,

@@ -6,8 +6,8 @@ import { Job } from "./job.js"
 import { Micros, NextCursor, Timestamp } from "./common.js"
 
 const EmailText = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(254))
-/** A loose shape check only: something@something, no spaces. */
-const Email = EmailText.pipe(Schema.pattern(/^[^\s@]+@[^\s@]+$/))
+/** A loose shape check only: something@something, no spaces inside (surrounding ones are trimmed). */
+const Email = EmailText.pipe(Schema.pattern(/^\s*[^\s@]+@[^\s@]+\s*$/))
 /** Login takes any password up to the bound; new passwords must have 8 to 1024 characters. */
 const PasswordText = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1024))
 const NewPassword = Schema.String.pipe(Schema.minLength(8), Schema.maxLength(1024))
@@ -254,6 +254,16 @@ export const ResetRequest = Schema.Struct({
   password: NewPassword
 }).annotations({ identifier: "ResetRequest" })
 export type ResetRequest = typeof ResetRequest.Type
+
+/**
+ * Body of `POST /v1/auth/password/change` (an addition to decisions.md's paths): the current
+ * password and the new one.
+ */
+export const PasswordChangeRequest = Schema.Struct({
+  password: PasswordText,
+  new_password: NewPassword
+}).annotations({ identifier: "PasswordChangeRequest" })
+export type PasswordChangeRequest = typeof PasswordChangeRequest.Type
 
 export const TokenRequest = Schema.Struct({
   token: Token

@@ -1,14 +1,60 @@
 /** Accounts, keys and credit as operators and the dashboard manage them. */
 import { Clock, Effect, Option } from "effect"
+import { AccountSettingsConfig } from "../domain/account-settings.js"
 import { ALL_SCOPES, type Mode, type Scope } from "../domain/enums.js"
 import { AccountRecord, KeyRecord } from "../domain/records.js"
-import { NotFound } from "../errors.js"
+import { UserRecord } from "../domain/users.js"
+import { InvalidRequest, NotFound } from "../errors.js"
 import { IdGenerator } from "../ports/ids.js"
 import { AccountRepo, KeyRepo } from "../ports/repositories.js"
+import { transactionally } from "../ports/transactor.js"
+import { UserRepo } from "../ports/users.js"
 import { type AccountEvent, applyAccountEvent, formatKey, hashKey, keyDisplay, resolveScopes } from "../rules/index.js"
+import { checkEmail } from "../rules/users.js"
 import { addCredit } from "./wallet.js"
 
-export const TERMS_VERSION = "2026-01-01"
+export const emailTaken = () =>
+  new InvalidRequest({ status: 422, field: "email", detail: "an account with this e-mail address already exists" })
+
+/**
+ * A new active account (no credit, the current terms) and the user who owns it, in one
+ * transaction: every way in (signup, OAuth, the operator) goes through here. An address
+ * already taken (case-insensitively) is `422 invalid_request` and nothing is written.
+ */
+export const createAccountWithUser = (request: {
+  readonly email: string
+  readonly name: string
+  readonly passwordHash: string | null
+  readonly emailVerified: boolean
+}) =>
+  Effect.gen(function*() {
+    const email = yield* checkEmail(request.email)
+    const ids = yield* IdGenerator
+    const settings = yield* AccountSettingsConfig
+    const now = yield* Clock.currentTimeMillis
+    const account = new AccountRecord({
+      id: ids.next("acct"),
+      name: request.name,
+      status: "active",
+      hasPurchased: false,
+      termsVersion: settings.termsVersion,
+      trainingOptIn: false,
+      createdAt: now
+    })
+    const user = new UserRecord({
+      id: ids.next("user"),
+      accountId: account.id,
+      email,
+      passwordHash: request.passwordHash,
+      emailVerifiedAt: request.emailVerified ? now : null,
+      createdAt: now
+    })
+    return yield* transactionally(Effect.gen(function*() {
+      if ((yield* Effect.flatMap(UserRepo, (users) => users.insert(user))) === "email_taken") return yield* emailTaken()
+      yield* Effect.flatMap(AccountRepo, (accounts) => accounts.insert(account))
+      return { account, user }
+    }))
+  })
 
 export const findAccount = (id: string) =>
   Effect.flatMap(AccountRepo, (accounts) => accounts.get(id)).pipe(
@@ -58,24 +104,15 @@ export const revokeKey = (accountId: string, keyId: string) =>
   })
 
 /**
- * The operator's `admin account create`: a verified active account, an optional grant,
- * and one live and one test key with every scope.
+ * The operator's `admin account create`: a verified active account whose user has no password
+ * yet (the person sets one with "forgot password"), an optional grant, and one live and one
+ * test key with every scope.
  */
 export const createAccountWithKeys = (request: { readonly email: string; readonly name?: string; readonly creditMicros?: number }) =>
   Effect.gen(function*() {
-    const ids = yield* IdGenerator
-    const account = new AccountRecord({
-      id: ids.next("acct"),
-      name: request.name ?? request.email,
-      email: request.email,
-      status: "active",
-      hasPurchased: false,
-      termsVersion: TERMS_VERSION,
-      trainingOptIn: false,
-      emailVerified: true,
-      createdAt: yield* Clock.currentTimeMillis
+    const { account } = yield* createAccountWithUser({
+      email: request.email, name: request.name ?? request.email, passwordHash: null, emailVerified: true
     })
-    yield* Effect.flatMap(AccountRepo, (accounts) => accounts.insert(account))
     if (request.creditMicros !== undefined && request.creditMicros > 0) {
       yield* addCredit(account.id, { source: "grant", amountMicros: request.creditMicros, reason: "operator grant at account creation" })
     }

@@ -19,25 +19,44 @@ const bytes = (text: string) => new TextEncoder().encode(text)
 
 const mac = (key: Uint8Array, scope: string, payload: string) => hmac(SHA256, key, bytes(`${scope}\n${payload}`))
 
-export const encodeCursor = (scope: string, position: CursorPosition) =>
+/** Any JSON position, signed for the scope. */
+const encodeSigned = (scope: string, position: unknown) =>
   Effect.map(DeploymentSecrets, ({ cursorKey }) => {
-    const payload = encodeBase64urlNoPadding(bytes(JSON.stringify([position.createdAt, position.id])))
+    const payload = encodeBase64urlNoPadding(bytes(JSON.stringify(position)))
     return `${payload}.${encodeBase64urlNoPadding(mac(cursorKey, scope, payload))}`
   })
 
 const invalidCursor = () =>
   new InvalidRequest({ status: 400, field: "cursor", detail: "cursor is not a valid cursor from next_cursor of this listing" })
 
-export const decodeCursor = (scope: string, cursor: string) =>
+/** The signed position, checked by `read` (which throws on a wrong shape). */
+const decodeSigned = <A>(scope: string, cursor: string, read: (position: unknown) => A) =>
   Effect.flatMap(DeploymentSecrets, ({ cursorKey }) =>
     Effect.try({
       try: () => {
         const [payload, signature, ...rest] = cursor.split(".")
         if (payload === undefined || signature === undefined || rest.length > 0) throw invalidCursor()
         if (!constantTimeEqual(decodeBase64urlIgnorePadding(signature), mac(cursorKey, scope, payload))) throw invalidCursor()
-        const [createdAt, id] = JSON.parse(new TextDecoder().decode(decodeBase64urlIgnorePadding(payload))) as [unknown, unknown]
-        if (!Number.isSafeInteger(createdAt) || typeof id !== "string") throw invalidCursor()
-        return { createdAt: createdAt as number, id } satisfies CursorPosition
+        return read(JSON.parse(new TextDecoder().decode(decodeBase64urlIgnorePadding(payload))))
       },
       catch: () => invalidCursor()
     }))
+
+export const encodeCursor = (scope: string, position: CursorPosition) => encodeSigned(scope, [position.createdAt, position.id])
+
+export const decodeCursor = (scope: string, cursor: string) =>
+  decodeSigned(scope, cursor, (position) => {
+    const [createdAt, id] = position as [unknown, unknown]
+    if (!Number.isSafeInteger(createdAt) || typeof id !== "string") throw invalidCursor()
+    return { createdAt: createdAt as number, id } satisfies CursorPosition
+  })
+
+/** A cursor over a sequence number (the ledger's `seq`). */
+export const encodeSeqCursor = (scope: string, seq: number) => encodeSigned(scope, { seq })
+
+export const decodeSeqCursor = (scope: string, cursor: string) =>
+  decodeSigned(scope, cursor, (position) => {
+    const seq = (position as { seq?: unknown } | null)?.seq
+    if (!Number.isSafeInteger(seq)) throw invalidCursor()
+    return seq as number
+  })

@@ -19,9 +19,12 @@ import { walletStep } from "./wallet.js"
 
 const notFound = (id: string) => new NotFound({ detail: `no job '${id}' exists on this account` })
 
-const isOwned = (caller: Caller, job: JobRecord) => job.accountId === caller.accountId && job.mode === caller.mode
+/** Whose jobs: an API key's account and mode, or the dashboard's account and chosen mode. */
+export type JobOwner = Pick<Caller, "accountId" | "mode">
 
-export const ownedJob = (caller: Caller, id: string, lock = false) =>
+const isOwned = (caller: JobOwner, job: JobRecord) => job.accountId === caller.accountId && job.mode === caller.mode
+
+export const ownedJob = (caller: JobOwner, id: string, lock = false) =>
   Effect.flatMap(JobRepo, (jobs) => (lock ? jobs.lockById(id) : jobs.get(id))).pipe(
     Effect.flatMap(Option.match({
       onNone: () => Effect.fail(notFound(id)),
@@ -142,8 +145,11 @@ const DEFAULT_PAGE = 20
 
 /** `GET /v1/jobs`: newest first, keyset pages (stable while new jobs arrive). */
 export const listJobs = (caller: Caller, request: JobListRequest) =>
+  Effect.zipRight(requireScope(caller.scopes, ["jobs:read"]), jobsPage(caller, request))
+
+/** A page of the owner's jobs, newest first (the API's and the dashboard's listing). */
+export const jobsPage = (caller: JobOwner, request: JobListRequest) =>
   Effect.gen(function*() {
-    yield* requireScope(caller.scopes, ["jobs:read"])
     const scope = `jobs:${caller.accountId}:${caller.mode}:${request.status ?? ""}:${request.model ?? ""}`
     const after = request.cursor === undefined ? undefined : yield* decodeCursor(scope, request.cursor)
     const limit = request.limit ?? DEFAULT_PAGE

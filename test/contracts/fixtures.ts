@@ -32,12 +32,10 @@ export const makeAccount = (o: Overrides<typeof AccountRecord> = {}): AccountRec
   return new AccountRecord({
     id,
     name: "Ada Lovelace",
-    email: `${id}@example.com`,
     status: "active",
     hasPurchased: true,
     termsVersion: "2024-06-01",
     trainingOptIn: false,
-    emailVerified: true,
     createdAt: T0,
     ...o
   })

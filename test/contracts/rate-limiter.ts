@@ -32,6 +32,25 @@ export const rateLimiterContract = (name: string, makeLayer: () => Layer.Layer<R
         expect((yield* limiter.take(b)).remaining).toBe(2) // never above capacity
       })))
 
+    it.effect("peek shows the bucket as a take would find it, and takes nothing", () =>
+      run(Effect.gen(function*() {
+        yield* TestClock.setTime(1_700_000_000_000)
+        const limiter = yield* RateLimiter
+        const b = bucket(2, 1)
+        expect(yield* limiter.peek(b)).toEqual({ allowed: true, limit: 2, remaining: 2, resetSeconds: 0, retryAfterSeconds: 0 })
+        expect((yield* limiter.peek(b)).remaining).toBe(2)
+        yield* limiter.take(b)
+        yield* limiter.take(b)
+        const empty = yield* limiter.peek(b)
+        expect(empty).toEqual({ allowed: false, limit: 2, remaining: 0, resetSeconds: 2, retryAfterSeconds: 1 })
+        expect((yield* limiter.take(b)).allowed).toBe(false)
+        yield* TestClock.adjust(1_000)
+        expect((yield* limiter.peek(b)).allowed).toBe(true)
+        expect((yield* limiter.peek(b)).remaining).toBe(1)
+        expect((yield* limiter.take(b)).allowed).toBe(true)
+        expect((yield* limiter.peek(b)).allowed).toBe(false)
+      })))
+
     it.effect("counts keys apart", () =>
       run(Effect.gen(function*() {
         yield* TestClock.setTime(1_700_000_000_000)

@@ -110,9 +110,9 @@ export const repositoryContracts = (
         const accounts = yield* AccountRepo
         const a = makeAccount({
           name: "Zoë O'Brien", status: "frozen", hasPurchased: false, trainingOptIn: true,
-          emailVerified: false, termsVersion: "2025-01-15", createdAt: T0 + 123
+          termsVersion: "2025-01-15", createdAt: T0 + 123
         })
-        const b = makeAccount({ hasPurchased: true, trainingOptIn: false, emailVerified: true })
+        const b = makeAccount({ hasPurchased: true, trainingOptIn: false, termsVersion: "" })
         yield* accounts.insert(a)
         yield* accounts.insert(b)
         expect(expectSome(yield* accounts.get(a.id))).toEqual(a)
@@ -125,31 +125,18 @@ export const repositoryContracts = (
         expectNone(yield* accounts.get("acct_unknown"))
       }))
 
-      test("findByEmail finds the account with that address only", Effect.gen(function*() {
-        const accounts = yield* AccountRepo
-        const a = makeAccount({ email: "ada@example.com" })
-        const b = makeAccount({ email: "grace@example.com" })
-        yield* accounts.insert(a)
-        yield* accounts.insert(b)
-        expect(expectSome(yield* accounts.findByEmail("grace@example.com"))).toEqual(b)
-        expect(expectSome(yield* accounts.findByEmail("ada@example.com"))).toEqual(a)
-        expectNone(yield* accounts.findByEmail("nobody@example.com"))
-      }))
-
       test("update replaces the stored fields", Effect.gen(function*() {
         const accounts = yield* AccountRepo
-        const a = makeAccount({ email: "old@example.com", status: "active", emailVerified: false })
+        const a = makeAccount({ status: "active" })
         const other = makeAccount()
         yield* accounts.insert(a)
         yield* accounts.insert(other)
         const changed = makeAccount({
-          ...a, email: "new@example.com", status: "suspended", emailVerified: true, name: "Renamed",
+          ...a, status: "suspended", name: "Renamed",
           hasPurchased: !a.hasPurchased, trainingOptIn: !a.trainingOptIn, termsVersion: "2026-02-02"
         })
         yield* accounts.update(changed)
         expect(expectSome(yield* accounts.get(a.id))).toEqual(changed)
-        expect(expectSome(yield* accounts.findByEmail("new@example.com"))).toEqual(changed)
-        expectNone(yield* accounts.findByEmail("old@example.com"))
         expect(expectSome(yield* accounts.get(other.id))).toEqual(other)
       }))
     })

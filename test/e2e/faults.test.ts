@@ -18,6 +18,7 @@ const reset = () => Object.assign(faults, { limiterDown: false, jobListDies: fal
 const boom = (what: string) => Effect.die(new Error(`simulated fault: ${what}`))
 
 const FaultyRateLimiter = Layer.effect(RateLimiter, Effect.map(RateLimiter, (limiter) => ({
+  ...limiter,
   take: (bucket: Parameters<typeof limiter.take>[0]) =>
     faults.limiterDown
       ? Effect.fail(new ServiceUnavailable({ detail: "the rate-limit store is unreachable", retryAfterSeconds: 2 }))

@@ -24,6 +24,38 @@ const ENDPOINTS: ReadonlyArray<readonly [string, string, string]> = [
   ["get", "/v1/status", "200"]
 ]
 
+/** decisions.md's dashboard paths (the payment webhook and checkout belong to payments), plus password change. */
+const DASHBOARD: ReadonlyArray<readonly [string, string, string]> = [
+  ["post", "/v1/auth/signup", "201"],
+  ["post", "/v1/auth/login", "200"],
+  ["post", "/v1/auth/logout", "204"],
+  ["get", "/v1/auth/session", "200"],
+  ["get", "/v1/auth/csrf", "200"],
+  ["post", "/v1/auth/email/verify", "200"],
+  ["post", "/v1/auth/email/resend", "202"],
+  ["post", "/v1/auth/password/forgot", "202"],
+  ["post", "/v1/auth/password/reset", "200"],
+  ["post", "/v1/auth/password/change", "200"],
+  ["post", "/v1/auth/oauth/{provider}/start", "200"],
+  ["get", "/v1/auth/oauth/{provider}/callback", "302"],
+  ["get", "/v1/dashboard/account", "200"],
+  ["patch", "/v1/dashboard/account", "200"],
+  ["get", "/v1/dashboard/keys", "200"],
+  ["post", "/v1/dashboard/keys", "201"],
+  ["post", "/v1/dashboard/keys/{key_id}/revoke", "200"],
+  ["get", "/v1/dashboard/credits", "200"],
+  ["get", "/v1/dashboard/ledger", "200"],
+  ["get", "/v1/dashboard/usage", "200"],
+  ["get", "/v1/dashboard/jobs", "200"],
+  ["get", "/v1/dashboard/jobs/{job_id}", "200"]
+]
+
+/** Open to anyone: no key, no session (the session's own paths check it). */
+const SESSIONLESS = new Set([
+  "/v1/auth/signup", "/v1/auth/login", "/v1/auth/csrf", "/v1/auth/email/verify", "/v1/auth/password/forgot",
+  "/v1/auth/password/reset", "/v1/auth/oauth/{provider}/start", "/v1/auth/oauth/{provider}/callback"
+])
+
 const PUBLIC = new Set(["/v1/health", "/v1/models", "/v1/models/{provider}/{model}", "/v1/status"])
 
 const refsOf = (node: unknown, found: Set<string> = new Set()): Set<string> => {
@@ -71,24 +103,39 @@ describe("OpenAPI description", () => {
     }
   })
 
-  it("lists exactly the 15 endpoints with their success statuses", () => {
+  it("lists exactly the spec's 15 endpoints and the dashboard's paths, with their success statuses and security", () => {
     const listed: Array<string> = []
     for (const [path, item] of Object.entries<any>(spec.paths)) {
       for (const method of Object.keys(item)) {
         if (["get", "post", "put", "patch", "delete"].includes(method)) listed.push(`${method} ${path}`)
       }
     }
-    expect(listed.sort()).toEqual(ENDPOINTS.map(([m, p]) => `${m} ${p}`).sort())
-    for (const [method, path, status] of ENDPOINTS) {
+    expect(listed.sort()).toEqual([...ENDPOINTS, ...DASHBOARD].map(([m, p]) => `${m} ${p}`).sort())
+    const schemes = spec.components.securitySchemes
+    const bearer = Object.keys(schemes).find((name) => schemes[name].type === "http")!
+    const cookie = Object.keys(schemes).find((name) => schemes[name].type === "apiKey")!
+    expect(schemes[bearer]).toMatchObject({ type: "http", scheme: "bearer" })
+    expect(schemes[cookie]).toMatchObject({ type: "apiKey", in: "cookie", name: "__Host-hush_session" })
+    for (const [method, path, status] of [...ENDPOINTS, ...DASHBOARD]) {
       const operation = spec.paths[path][method]
-      const successes = Object.keys(operation.responses).filter((s) => s.startsWith("2"))
+      const successes = Object.keys(operation.responses).filter((s) => /^[23]/.test(s))
       expect(successes, `${method} ${path}`).toEqual([status])
-      // keyed endpoints carry the bearer security, public ones none
-      const keyed = Array.isArray(operation.security) && operation.security.length > 0
-      expect(keyed, `${method} ${path}`).toBe(!PUBLIC.has(path))
+      // keyed endpoints carry the bearer security, the dashboard's the cookie, public ones none
+      const security = (operation.security ?? []).flatMap((s: object) => Object.keys(s))
+      const expected = PUBLIC.has(path) || SESSIONLESS.has(path) ? [] : path.startsWith("/v1/auth/") || path.startsWith("/v1/dashboard/") ? [cookie] : [bearer]
+      expect(security, `${method} ${path}`).toEqual(expected)
     }
-    const scheme = Object.values<any>(spec.components.securitySchemes)[0]
-    expect(scheme).toMatchObject({ type: "http", scheme: "bearer" })
+  })
+
+  it("documents the X-CSRF-Token header on the dashboard's unsafe requests", () => {
+    for (const [method, path] of DASHBOARD) {
+      if (method === "get" || SESSIONLESS.has(path) && !path.endsWith("/start")) continue
+      const headers = (spec.paths[path][method].parameters ?? []).filter((p: any) => p.in === "header").map((p: any) => p.name.toLowerCase())
+      expect(headers, `${method} ${path}`).toContain("x-csrf-token")
+    }
+    for (const [path, status] of [["/v1/dashboard/keys", "403"], ["/v1/auth/signup", "403"], ["/v1/auth/login", "401"], ["/v1/auth/login", "429"]] as const) {
+      expect(spec.paths[path].post.responses[status], `${path} ${status}`).toBeDefined()
+    }
   })
 
   it("describes every error response as application/problem+json", () => {
@@ -130,11 +177,11 @@ describe("OpenAPI description", () => {
     expect(params).toEqual(["query:cursor", "query:limit", "query:model", "query:status"])
   })
 
-  it("documents Idempotency-Key on exactly the four POSTs that take it, and the replay headers", () => {
-    const withKey = ENDPOINTS.filter(([method, path]) =>
-      (spec.paths[path][method].parameters ?? []).some((p: any) => p.in === "header" && p.name === "Idempotency-Key"))
+  it("documents Idempotency-Key on exactly the POSTs that take it, and the replay headers", () => {
+    const withKey = [...ENDPOINTS, ...DASHBOARD].filter(([method, path]) =>
+      (spec.paths[path][method].parameters ?? []).some((p: any) => p.in === "header" && p.name.toLowerCase() === "idempotency-key"))
     expect(withKey.map(([method, path]) => `${method} ${path}`).sort()).toEqual([
-      "post /v1/audio/denoise", "post /v1/files", "post /v1/files/{file_id}/complete", "post /v1/jobs/{job_id}/cancel"
+      "post /v1/audio/denoise", "post /v1/dashboard/keys", "post /v1/files", "post /v1/files/{file_id}/complete", "post /v1/jobs/{job_id}/cancel"
     ])
     const responses = spec.paths["/v1/audio/denoise"].post.responses
     for (const status of ["202", "402", "409"]) {

@@ -5,6 +5,7 @@
 import { Layer } from "effect"
 import { MemoryPersistence } from "../../adapters/memory/index.js"
 import { DEFAULT_MODEL_DEFINITIONS, makeCatalog, ModelCatalog, type ModelDefinition } from "../../core/domain/catalog.js"
+import { AccountSettingsConfig, defaultAccountSettings } from "../../core/domain/account-settings.js"
 import { DeploymentSecrets, TestSample } from "../../core/domain/deployment.js"
 import { DEFAULT_LIMITS, type Limits, LimitsConfig } from "../../core/domain/limits.js"
 import { SequentialIds } from "./ids.js"
@@ -22,5 +23,6 @@ export const coreEnvironment = (options: {
     Layer.succeed(LimitsConfig, { ...DEFAULT_LIMITS, ...options.limits }),
     Layer.succeed(ModelCatalog, makeCatalog(options.models ?? DEFAULT_MODEL_DEFINITIONS, options.runners ?? ["builtin"])),
     Layer.succeed(DeploymentSecrets, { cursorKey: new TextEncoder().encode("test cursor key") }),
-    Layer.succeed(TestSample, TEST_SAMPLE)
+    Layer.succeed(TestSample, TEST_SAMPLE),
+    Layer.succeed(AccountSettingsConfig, defaultAccountSettings("http://hush.test"))
   )

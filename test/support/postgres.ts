@@ -12,6 +12,7 @@ import { Effect, Layer, Redacted } from "effect"
 import { PostgresPersistence, postgresLayerFromUrl, type PostgresPoolOptions } from "../../adapters/postgres/index.js"
 import { RandomIds } from "../../adapters/webcrypto/ids.js"
 import { DEFAULT_MODEL_DEFINITIONS, makeCatalog, ModelCatalog } from "../../core/domain/catalog.js"
+import { AccountSettingsConfig, defaultAccountSettings } from "../../core/domain/account-settings.js"
 import { DeploymentSecrets, TestSample } from "../../core/domain/deployment.js"
 import { DEFAULT_LIMITS, LimitsConfig } from "../../core/domain/limits.js"
 
@@ -70,7 +71,8 @@ export const freshSchemaPersistence = (database: string, options: PostgresPoolOp
 
 /** Every table of the schema. */
 export const TABLES = [
-  "accounts", "api_keys", "files", "jobs", "wallets", "credit_lots", "credit_holds", "ledger_entries", "idempotency_keys"
+  "accounts", "api_keys", "files", "jobs", "wallets", "credit_lots", "credit_holds", "ledger_entries", "idempotency_keys",
+  "users", "sessions", "email_tokens", "oauth_identities", "oauth_states"
 ] as const
 
 /**
@@ -94,7 +96,8 @@ export const servicesOver = <ROut, E>(persistence: Layer.Layer<ROut, E>) =>
     Layer.succeed(LimitsConfig, DEFAULT_LIMITS),
     Layer.succeed(ModelCatalog, makeCatalog(DEFAULT_MODEL_DEFINITIONS, ["builtin"])),
     Layer.succeed(DeploymentSecrets, { cursorKey: new TextEncoder().encode("test cursor key") }),
-    Layer.succeed(TestSample, TEST_SAMPLE)
+    Layer.succeed(TestSample, TEST_SAMPLE),
+    Layer.succeed(AccountSettingsConfig, defaultAccountSettings("http://hush.test"))
   )
 
 /** The core's services over the database at `url`. */

@@ -8,7 +8,9 @@
  * `builtin`, and the GPU provider's with `gpuProvider`), `clock` (a Clock every fiber of
  * the server reads, e.g. test/support/clock.ts), and `override` (a layer built on top of the
  * core's services whose outputs replace them, e.g. a failing RateLimiter or a dying repo; it
- * may read the originals to wrap them), `logLevel`, `s3` (the bytes on an S3 bucket).
+ * may read the originals to wrap them), `logLevel`, `s3` (the bytes on an S3 bucket), and for
+ * self-serve accounts `accounts` (OAuth providers, SMTP) and `accountSettings` (their numbers).
+ * Mail goes to the dev outbox in `dataDir`.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { type Clock, Effect, HashMap, Layer, Logger, type LogLevel, ManagedRuntime, Option } from "effect"
@@ -20,7 +22,8 @@ import { join } from "node:path"
 import { apiLayer } from "../../apps/api/server.js"
 import { WorkerLive, type WorkerOptions } from "../../apps/worker/background.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
-import type { GpuProviderConfig, HushConfig } from "../../apps/runtime/config.js"
+import type { AccountsConfig, GpuProviderConfig, HushConfig } from "../../apps/runtime/config.js"
+import type { AccountSettings } from "../../core/domain/account-settings.js"
 import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "../../apps/runtime/layers.js"
 import type { Limits } from "../../core/domain/limits.js"
 import { createAccountWithKeys } from "../../core/services/accounts.js"
@@ -65,6 +68,10 @@ export interface TestServerOptions {
   readonly gpuProvider?: GpuProviderConfig
   /** File bytes on this S3 bucket (e.g. test/support/s3rver.ts's) instead of local disk. */
   readonly s3?: S3Options
+  /** Self-serve accounts' configuration (OAuth providers, SMTP), as the environment gives it. */
+  readonly accounts?: AccountsConfig
+  /** Overrides of the accounts' numbers (e.g. a higher signup limit for a file that signs many up). */
+  readonly accountSettings?: Partial<AccountSettings>
 }
 
 export const startTestServer = async (options: TestServerOptions = {}) => {
@@ -74,10 +81,12 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const config: HushConfig = {
     port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none(),
     blobStore: options.s3 === undefined ? "local" : "s3", s3: options.s3, redisUrl: Option.none(),
-    gpuProvider: options.gpuProvider
+    gpuProvider: options.gpuProvider, accounts: options.accounts
   }
   const keys = { signingSecret: "e2e-signing-secret-0123456789abcdef", cursorKey: "e2e-cursor-key" }
-  const baseCore = coreLayer(config, keys, { runners: options.runners ?? configuredRunners(config), limits: options.limits })
+  const baseCore = coreLayer(config, keys, {
+    runners: options.runners ?? configuredRunners(config), limits: options.limits, accountSettings: options.accountSettings
+  })
   // the override's services win over the originals (provideMerge keeps the later ones)
   const core: Layer.Layer<CoreServices> = options.override === undefined
     ? baseCore

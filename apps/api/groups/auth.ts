@@ -1,0 +1,111 @@
+/**
+ * The dashboard's session endpoints (decisions.md, Dashboard): `auth` needs no session
+ * (signup, login, csrf, verify, forgot, reset, OAuth), `session` needs one. Both refuse
+ * unsafe requests from other origins; `session` also checks the CSRF token.
+ */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { NotFound, ProviderError, RateLimited, ServiceUnavailable, Unauthorized } from "../../../core/errors.js"
+import {
+  CsrfResponse, EmailRequest, LoginRequest, LoginResponse, OAuthStartRequest, OAuthStartResponse, PasswordChangeRequest,
+  ResetRequest, Session, SignupRequest, StatusResponse, TokenRequest, VerifyResponse
+} from "../../../core/schema/index.js"
+import { STRICT } from "../edge/strict.js"
+import { BrowserOrigin, CsrfHeaders, DashboardSession } from "../middleware/session.js"
+
+const strict = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ parseOptions: STRICT }) as S
+
+const provider = HttpApiSchema.param("provider", Schema.String)
+
+/** What a provider sends back to the callback (others it adds are ignored). */
+const CallbackParams = Schema.Struct({
+  code: Schema.optional(Schema.String),
+  state: Schema.optional(Schema.String),
+  error: Schema.optional(Schema.String)
+})
+
+export const AuthGroup = HttpApiGroup.make("auth")
+  .add(
+    HttpApiEndpoint.post("signup", "/v1/auth/signup")
+      .setPayload(strict(SignupRequest))
+      .addSuccess(LoginResponse, { status: 201 })
+      .addError(RateLimited, { status: 429 })
+      .addError(ServiceUnavailable, { status: 503 })
+      .annotate(OpenApi.Description, "Creates the account and its user, starts a session (Set-Cookie) and e-mails a verification link. 10 an hour per IP.")
+  )
+  .add(
+    HttpApiEndpoint.post("login", "/v1/auth/login")
+      .setPayload(strict(LoginRequest))
+      .addSuccess(LoginResponse)
+      .addError(Unauthorized, { status: 401 })
+      .addError(RateLimited, { status: 429 })
+      .addError(ServiceUnavailable, { status: 503 })
+      .annotate(OpenApi.Description, "Starts a new session (Set-Cookie). After 10 failures per address or 100 per IP in 15 minutes: 429.")
+  )
+  .add(
+    HttpApiEndpoint.get("csrf", "/v1/auth/csrf")
+      .addSuccess(CsrfResponse)
+      .annotate(OpenApi.Description, "The session's CSRF token; without a session, a pre-session token (double-submit cookie) for OAuth start.")
+  )
+  .add(
+    HttpApiEndpoint.post("verifyEmail", "/v1/auth/email/verify")
+      .setPayload(strict(TokenRequest))
+      .addSuccess(VerifyResponse)
+  )
+  .add(
+    HttpApiEndpoint.post("forgotPassword", "/v1/auth/password/forgot")
+      .setPayload(strict(EmailRequest))
+      .addSuccess(StatusResponse, { status: 202 })
+      .annotate(OpenApi.Description, "Answers 202 whether or not the address exists; an existing one gets a reset link (1 hour, single use).")
+  )
+  .add(
+    HttpApiEndpoint.post("resetPassword", "/v1/auth/password/reset")
+      .setPayload(strict(ResetRequest))
+      .addSuccess(StatusResponse)
+      .annotate(OpenApi.Description, "Sets the password and ends every session of the user.")
+  )
+  .add(
+    HttpApiEndpoint.post("oauthStart")`/v1/auth/oauth/${provider}/start`
+      .setPayload(strict(OAuthStartRequest))
+      .setHeaders(CsrfHeaders)
+      .addSuccess(OAuthStartResponse)
+      .addError(NotFound, { status: 404 })
+      .addError(Unauthorized, { status: 401 })
+      .addError(ProviderError, { status: 502 })
+      .annotate(OpenApi.Description, "provider: github, google or oidc (404 when not configured). Sets the state cookie the callback checks.")
+  )
+  .add(
+    HttpApiEndpoint.get("oauthCallback")`/v1/auth/oauth/${provider}/callback`
+      .setUrlParams(CallbackParams)
+      .addSuccess(HttpApiSchema.Empty(302))
+      .addError(NotFound, { status: 404 })
+      .annotate(OpenApi.Description, "302 to /dashboard on success, else to /login?error=<code>.")
+  )
+  .middleware(BrowserOrigin)
+  .annotate(OpenApi.Description, "Dashboard sign-up and sign-in: no session needed.")
+
+export const SessionGroup = HttpApiGroup.make("session")
+  .add(
+    HttpApiEndpoint.post("logout", "/v1/auth/logout")
+      .setHeaders(CsrfHeaders)
+      .addSuccess(HttpApiSchema.NoContent)
+  )
+  .add(HttpApiEndpoint.get("session", "/v1/auth/session").addSuccess(Session))
+  .add(
+    HttpApiEndpoint.post("resendVerification", "/v1/auth/email/resend")
+      .setHeaders(CsrfHeaders)
+      .addSuccess(StatusResponse, { status: 202 })
+      .addError(RateLimited, { status: 429 })
+      .addError(ServiceUnavailable, { status: 503 })
+  )
+  .add(
+    HttpApiEndpoint.post("changePassword", "/v1/auth/password/change")
+      .setPayload(strict(PasswordChangeRequest))
+      .setHeaders(CsrfHeaders)
+      .addSuccess(LoginResponse)
+      .addError(RateLimited, { status: 429 })
+      .addError(ServiceUnavailable, { status: 503 })
+      .annotate(OpenApi.Description, "Needs the current password; ends every session of the user and starts a new one (Set-Cookie).")
+  )
+  .middleware(DashboardSession)
+  .annotate(OpenApi.Description, "The signed-in session.")

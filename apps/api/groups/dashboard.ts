@@ -1,0 +1,67 @@
+/** The signed-in dashboard (decisions.md, Dashboard): account, keys, credit, ledger, usage, jobs. */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Mode } from "../../../core/domain/enums.js"
+import { Forbidden, IdempotencyKeyReused, NotFound } from "../../../core/errors.js"
+import {
+  Account, AccountPatch, DashboardCredits, DashboardJobDetail, DashboardJobPage, JobListParams, KeyCreateRequest,
+  KeyCreateResponse, KeyList, KeyOut, LedgerPage, PageLimit, UsageQuery, UsageResponse
+} from "../../../core/schema/index.js"
+import { STRICT } from "../edge/strict.js"
+import { CsrfHeaders, DashboardSession } from "../middleware/session.js"
+
+const strict = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ parseOptions: STRICT }) as S
+
+const keyId = HttpApiSchema.param("key_id", Schema.String)
+const jobId = HttpApiSchema.param("job_id", Schema.String)
+
+const KeyCreateHeaders = Schema.Struct({
+  ...CsrfHeaders.fields,
+  "idempotency-key": Schema.optional(Schema.String).annotations({
+    description: "1–255 printable characters, kept 24 hours. A replay answers the first key with `secret: null` and `already_displayed: true`."
+  })
+})
+
+export const DashboardGroup = HttpApiGroup.make("dashboard")
+  .add(HttpApiEndpoint.get("getAccount", "/v1/dashboard/account").addSuccess(Account))
+  .add(
+    HttpApiEndpoint.patch("updateAccount", "/v1/dashboard/account")
+      .setPayload(strict(AccountPatch))
+      .setHeaders(CsrfHeaders)
+      .addSuccess(Account)
+  )
+  .add(HttpApiEndpoint.get("listKeys", "/v1/dashboard/keys").addSuccess(KeyList))
+  .add(
+    HttpApiEndpoint.post("createKey", "/v1/dashboard/keys")
+      .setPayload(strict(KeyCreateRequest))
+      .setHeaders(KeyCreateHeaders)
+      .addSuccess(KeyCreateResponse, { status: 201 })
+      .addError(IdempotencyKeyReused, { status: 409 })
+      .annotate(OpenApi.Description, "Live keys need a verified address and accepted terms (403). At most 50 unrevoked keys (403).")
+  )
+  .add(
+    HttpApiEndpoint.post("revokeKey")`/v1/dashboard/keys/${keyId}/revoke`
+      .setHeaders(CsrfHeaders)
+      .addSuccess(KeyOut)
+  )
+  .add(HttpApiEndpoint.get("getDashboardCredits", "/v1/dashboard/credits").addSuccess(DashboardCredits))
+  .add(
+    HttpApiEndpoint.get("getLedger", "/v1/dashboard/ledger")
+      .setUrlParams(Schema.Struct({ limit: Schema.optional(PageLimit), cursor: Schema.optional(Schema.String) }))
+      .addSuccess(LedgerPage)
+  )
+  .add(HttpApiEndpoint.get("getUsage", "/v1/dashboard/usage").setUrlParams(Schema.Struct(UsageQuery.fields)).addSuccess(UsageResponse))
+  .add(
+    HttpApiEndpoint.get("listDashboardJobs", "/v1/dashboard/jobs")
+      .setUrlParams(Schema.Struct({ ...JobListParams.fields, mode: Schema.optional(Mode) }))
+      .addSuccess(DashboardJobPage)
+  )
+  .add(
+    HttpApiEndpoint.get("getDashboardJob")`/v1/dashboard/jobs/${jobId}`
+      .setUrlParams(Schema.Struct({ mode: Schema.optional(Mode) }))
+      .addSuccess(DashboardJobDetail)
+  )
+  .addError(NotFound, { status: 404 })
+  .addError(Forbidden, { status: 403 })
+  .middleware(DashboardSession)
+  .annotate(OpenApi.Description, "The signed-in dashboard: its own account only. `mode` picks live (default) or test objects.")
