@@ -6,31 +6,21 @@
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { WorkerLive } from "../worker/background.js"
-import { AdminSocketLive } from "../runtime/admin-socket.js"
-import { loadConfig } from "../runtime/config.js"
 import { requireFfmpeg } from "../runtime/preflight.js"
-import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "../runtime/layers.js"
-import { loadOrCreateKeys } from "../runtime/secrets.js"
+import { compose, loadDeployment } from "../runtime/root.js"
 import { createGatedServer, refuseUnavailable } from "./gated-server.js"
-import { apiLayer, errorsBaseUrlOf } from "./server.js"
+import { errorsBaseUrlOf } from "./server.js"
 
 const program = Effect.gen(function*() {
-  const config = yield* loadConfig
+  const { config, keys } = yield* loadDeployment
   yield* requireFfmpeg("Hush")
-  const keys = loadOrCreateKeys(config.dataDir)
-  const core = coreLayer(config, keys, { runners: configuredRunners(config) })
-  const storage = storageLayers(config, keys)
-  const http = apiLayer({ publicBaseUrl: config.publicBaseUrl, env: config.env, gpuConfigured: false }, storage.routes).pipe(
-    HttpServer.withLogAddress,
-    Layer.provide(NodeHttpServer.layer(
-      () => createGatedServer(refuseUnavailable(errorsBaseUrlOf(config.publicBaseUrl))),
-      { port: config.port }
-    ))
-  )
+  const root = compose(config, keys)
+  const httpServer = Layer.effectDiscard(HttpServer.logAddress).pipe(Layer.provideMerge(NodeHttpServer.layer(
+    () => createGatedServer(refuseUnavailable(errorsBaseUrlOf(config.publicBaseUrl))),
+    { port: config.port }
+  )))
   // the built-in worker runs here unless HUSH_WORKER=off (e.g. when workers run apart, on PostgreSQL)
-  const worker = config.workerEnabled === false ? Layer.empty : WorkerLive({ housekeeping: storage.housekeeping }).pipe(Layer.provide(denoiseProviderLayer(config)))
-  const server = Layer.mergeAll(http, AdminSocketLive(config.dataDir), worker).pipe(Layer.provide(core))
+  const server = root.server(httpServer).pipe(Layer.provide(root.core))
   yield* Effect.logInfo(`Hush ${config.env}: data in ${config.dataDir}, store ${config.store}, links at ${config.publicBaseUrl}`)
   return yield* Layer.launch(server)
 })

@@ -13,7 +13,7 @@ import { TEST_MODE_SAMPLE_BITRATE_KBPS, TEST_MODE_SAMPLE_CONTENT_TYPE, TEST_MODE
 import { LocalStorageConfig, localStorageRoutes, makeLocalStorage, sweepStale } from "../../adapters/local-storage/index.js"
 import { layerFromEnv as S3BlobStoreFromEnv } from "../../adapters/s3/index.js"
 import { MemoryPersistence } from "../../adapters/memory/index.js"
-import { pgliteLayer } from "../../adapters/pglite/index.js"
+import { embeddedPostgresLayer } from "../../adapters/embedded-postgres/index.js"
 import { postgresLayerFromUrl } from "../../adapters/postgres/index.js"
 import { MemoryRateLimiter } from "../../adapters/memory/rate-limiter.js"
 import { makeRedisRateLimiter } from "../../adapters/redis/rate-limiter.js"
@@ -42,16 +42,27 @@ export const TestSampleLive = Layer.effect(TestSample, Effect.gen(function*() {
   return { storageKey: SAMPLE_STORAGE_KEY, sizeBytes, bitrateKbps: TEST_MODE_SAMPLE_BITRATE_KBPS, format: "mp3" as const }
 }).pipe(Effect.orDie))
 
+/** Where the embedded PostgreSQL of a data directory lives (adapters/embedded-postgres). */
+export const embeddedDatabaseDir = (dataDir: string) => join(dataDir, "postgres")
+
+export interface PersistenceOptions {
+  /**
+   * Connect to the embedded database that a running server holds, and start it only when
+   * none runs (the operator CLI); a server refuses a directory another process holds.
+   */
+  readonly attachEmbedded?: boolean | undefined
+}
+
 /**
- * The repositories: PostgreSQL when DATABASE_URL is set, else PGlite persisted in
- * DATA_DIR/db (one process), or memory for tests and HUSH_STORE=memory.
+ * The repositories: a PostgreSQL server when DATABASE_URL is set, else the embedded
+ * PostgreSQL in DATA_DIR/postgres, or memory for tests and HUSH_STORE=memory.
  */
-export const persistenceLayer = (config: HushConfig): Layer.Layer<Persistence> => {
+export const persistenceLayer = (config: HushConfig, options: PersistenceOptions = {}): Layer.Layer<Persistence> => {
   switch (config.store) {
     case "memory":
       return MemoryPersistence
     case "embedded":
-      return pgliteLayer({ dataDir: join(config.dataDir, "db") }).pipe(Layer.orDie)
+      return embeddedPostgresLayer({ dir: embeddedDatabaseDir(config.dataDir), attach: options.attachEmbedded }).pipe(Layer.orDie)
     case "postgres":
       return Option.match(config.databaseUrl, {
         onNone: () => Layer.die(new Error("HUSH_STORE=postgres needs DATABASE_URL")),
@@ -62,11 +73,19 @@ export const persistenceLayer = (config: HushConfig): Layer.Layer<Persistence> =
 
 type Persistence = Layer.Layer.Success<typeof MemoryPersistence>
 
+export interface StorageLayers {
+  readonly store: Layer.Layer<BlobStore>
+  /** Its own HTTP routes (local disk serves signed URLs under /storage); none for S3. */
+  readonly routes: Layer.Layer<never>
+  /** Housekeeping run with each lifecycle sweep. */
+  readonly housekeeping: Effect.Effect<void, unknown>
+}
+
 /**
  * The blob store and the HTTP routes it needs on this node: local disk serves its signed
  * URLs under /storage; S3 serves them itself.
  */
-export const storageLayers = (config: HushConfig, keys: DeploymentKeys) => {
+export const storageLayers = (config: HushConfig, keys: DeploymentKeys): StorageLayers => {
   if (config.blobStore === "s3") {
     return { store: S3BlobStoreFromEnv.pipe(Layer.orDie), routes: Layer.empty, housekeeping: Effect.void }
   }
@@ -105,15 +124,15 @@ export const denoiseProviderLayer = (config: HushConfig): Layer.Layer<DenoisePro
   ])
 }
 
-/** Everything the core's services need, for one process. */
+/** Everything the core's services need, for one process, over the given blob store (storageLayers). */
 export const coreLayer = (
   config: HushConfig,
   keys: DeploymentKeys,
-  options: { readonly runners: ReadonlyArray<string>; readonly limits?: Partial<Limits> }
-) => {
-  const storage = storageLayers(config, keys).store
-  return Layer.mergeAll(
-    persistenceLayer(config),
+  storage: StorageLayers["store"],
+  options: PersistenceOptions & { readonly runners: ReadonlyArray<string>; readonly limits?: Partial<Limits> | undefined }
+) =>
+  Layer.mergeAll(
+    persistenceLayer(config, options),
     RandomIds,
     // defaults, then the environment's (config.limits), then the caller's
     Layer.succeed(LimitsConfig, { ...DEFAULT_LIMITS, ...config.limits, ...options.limits }),
@@ -124,4 +143,3 @@ export const coreLayer = (
     storage,
     TestSampleLive.pipe(Layer.provide(storage))
   )
-}

@@ -5,29 +5,18 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { loadConfig } from "../runtime/config.js"
 import { requireFfmpeg } from "../runtime/preflight.js"
-import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "../runtime/layers.js"
-import { loadOrCreateKeys } from "../runtime/secrets.js"
-import { WorkerLive } from "./background.js"
+import { compose, loadDeployment } from "../runtime/root.js"
 
 const program = Effect.gen(function*() {
-  const config = yield* loadConfig
+  const { config, keys } = yield* loadDeployment
   if (config.store !== "postgres") {
     console.error("A separate worker needs a shared database: set DATABASE_URL (PostgreSQL). On the embedded default, `npm start` already runs the worker in the API process.")
     return yield* Effect.sync(() => process.exit(2))
   }
   yield* requireFfmpeg("Hush worker")
-  const keys = loadOrCreateKeys(config.dataDir)
-  const core = coreLayer(config, keys, { runners: configuredRunners(config) })
-  const worker = WorkerLive({
-    concurrency: config.workerConcurrency,
-    housekeeping: storageLayers(config, keys).housekeeping
-  }).pipe(
-    Layer.provide(denoiseProviderLayer(config)),
-    Layer.provide(core)
-  )
-  return yield* Layer.launch(worker)
+  const root = compose(config, keys)
+  return yield* Layer.launch(root.worker().pipe(Layer.provide(root.core)))
 })
 
 NodeRuntime.runMain(program)

@@ -14,29 +14,20 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { type Clock, Effect, Layer, Logger, type LogLevel, ManagedRuntime, Option } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { apiLayer } from "../../apps/api/server.js"
-import { WorkerLive, type WorkerOptions } from "../../apps/worker/background.js"
+import type { WorkerOptions } from "../../apps/worker/background.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
 import type { GpuProviderConfig, HushConfig } from "../../apps/runtime/config.js"
-import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "../../apps/runtime/layers.js"
+import { compose, type CoreServices } from "../../apps/runtime/root.js"
 import type { Limits } from "../../core/domain/limits.js"
 import { createAccountWithKeys } from "../../core/services/accounts.js"
+import { freePort } from "./ports.js"
 
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
+export { freePort }
 
 /** What the core layer provides: an `override` may need any of it and replace any of it. */
-export type CoreServices = Layer.Layer.Success<ReturnType<typeof coreLayer>>
+export type { CoreServices }
 
 export interface TestServerOptions {
   readonly limits?: Partial<Limits>
@@ -68,18 +59,16 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
     gpuProvider: options.gpuProvider
   }
   const keys = { signingSecret: "e2e-signing-secret-0123456789abcdef", cursorKey: "e2e-cursor-key" }
-  const baseCore = coreLayer(config, keys, { runners: options.runners ?? configuredRunners(config), limits: options.limits })
+  // the same composition as `npm start` (apps/runtime/root.ts), on a test configuration
+  const root = compose(config, keys, { runners: options.runners, limits: options.limits })
   // the override's services win over the originals (provideMerge keeps the later ones)
   const core: Layer.Layer<CoreServices> = options.override === undefined
-    ? baseCore
-    : Layer.provideMerge(options.override, baseCore) as Layer.Layer<CoreServices>
-  const http = apiLayer({ publicBaseUrl: baseUrl, env: "test", gpuConfigured: false }, storageLayers(config, keys).routes).pipe(
-    Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
-  )
-  const provider = options.worker === undefined || options.worker === false
-    ? null
-    : options.worker === true ? denoiseProviderLayer(config) : options.worker
-  const server = provider === null ? http : Layer.merge(http, WorkerLive(options.workerOptions).pipe(Layer.provide(provider)))
+    ? root.core
+    : Layer.provideMerge(options.override, root.core) as Layer.Layer<CoreServices>
+  const http = root.api(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
+  const server = options.worker === undefined || options.worker === false
+    ? http
+    : Layer.merge(http, root.worker({ ...options.workerOptions, provider: options.worker === true ? undefined : options.worker }))
   // the clock and log level go in below everything, so the fibers the server forks inherit them
   const settings = Layer.mergeAll(
     options.clock === undefined ? Layer.empty : Layer.setClock(options.clock),
