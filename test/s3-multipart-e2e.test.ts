@@ -106,7 +106,7 @@ describe("S3 multipart upload end to end (200 MiB, API as its own process)", () 
       DATA_DIR: dataDir,
       PUBLIC_BASE_URL: baseUrl,
       HUSH_ENV: "test",
-      HUSH_STORE: "memory",
+      HUSH_STORE: "embedded",
       HUSH_WORKER: "off",
       S3_BUCKET: s3.bucket,
       S3_ENDPOINT: s3.endpoint,
