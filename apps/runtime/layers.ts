@@ -11,12 +11,10 @@ import { makeHttpProvider, makeRoutingProvider } from "../../adapters/http-provi
 import { BUILTIN_RUNNER, RnnoiseProvider } from "../../adapters/rnnoise/provider.js"
 import { TEST_MODE_SAMPLE_BITRATE_KBPS, TEST_MODE_SAMPLE_CONTENT_TYPE, TEST_MODE_SAMPLE_PATH } from "../../adapters/ffmpeg/sample.js"
 import { LocalStorageConfig, localStorageRoutes, makeLocalStorage, sweepStale } from "../../adapters/local-storage/index.js"
-import { layerFromEnv as S3BlobStoreFromEnv } from "../../adapters/s3/index.js"
 import { MemoryPersistence } from "../../adapters/memory/index.js"
 import { embeddedPostgresLayer } from "../../adapters/embedded-postgres/index.js"
 import { postgresLayerFromUrl } from "../../adapters/postgres/index.js"
 import { MemoryRateLimiter } from "../../adapters/memory/rate-limiter.js"
-import { makeRedisRateLimiter } from "../../adapters/redis/rate-limiter.js"
 import { RandomIds } from "../../adapters/webcrypto/ids.js"
 import { DEFAULT_MODEL_DEFINITIONS, makeCatalog, ModelCatalog } from "../../core/domain/catalog.js"
 import { DeploymentSecrets, TestSample } from "../../core/domain/deployment.js"
@@ -87,7 +85,9 @@ export interface StorageLayers {
  */
 export const storageLayers = (config: HushConfig, keys: DeploymentKeys): StorageLayers => {
   if (config.blobStore === "s3") {
-    return { store: S3BlobStoreFromEnv.pipe(Layer.orDie), routes: Layer.empty, housekeeping: Effect.void }
+    // loaded only when configured: the AWS SDK costs ~20 MB of memory in every process that imports it
+    const store = Layer.unwrapEffect(Effect.map(Effect.promise(() => import("../../adapters/s3/index.js")), (s3) => s3.layerFromEnv))
+    return { store: store.pipe(Layer.orDie), routes: Layer.empty, housekeeping: Effect.void }
   }
   const options = { rootDir: join(config.dataDir, "blobs"), publicBaseUrl: config.publicBaseUrl, signingSecret: keys.signingSecret }
   const local = makeLocalStorage(options)
@@ -139,7 +139,12 @@ export const coreLayer = (
     Layer.succeed(ModelCatalog, makeCatalog(DEFAULT_MODEL_DEFINITIONS, options.runners)),
     Layer.succeed(DeploymentSecrets, { cursorKey: new TextEncoder().encode(keys.cursorKey) }),
     FfmpegAudioProbe,
-    Option.match(config.redisUrl, { onNone: () => MemoryRateLimiter, onSome: (url) => makeRedisRateLimiter(url) }),
+    Option.match(config.redisUrl, {
+      onNone: () => MemoryRateLimiter,
+      // loaded only when configured, like S3
+      onSome: (url) =>
+        Layer.unwrapEffect(Effect.map(Effect.promise(() => import("../../adapters/redis/rate-limiter.js")), (redis) => redis.makeRedisRateLimiter(url)))
+    }),
     storage,
     TestSampleLive.pipe(Layer.provide(storage))
   )

@@ -6,18 +6,22 @@
  *     answers; else (or with `TEST_POSTGRES=embedded`) a throwaway cluster of the embedded
  *     PostgreSQL (adapters/embedded-postgres) on a free 127.0.0.1 port with a generated
  *     password, without fsync, deleted afterwards.
- *   - Redis: `TEST_REDIS_URL` when set; else 127.0.0.1:6379 when it answers; else a
- *     `redis-server` from PATH on a free port, without persistence.
+ *   - Redis: `TEST_REDIS_URL` when set; else 127.0.0.1:6379 when it answers; else (or with
+ *     `TEST_REDIS=server`) a `redis-server` from PATH on a free port, without persistence.
  *
  * What it starts is handed to the test files as TEST_DATABASE_URL / TEST_REDIS_URL (the
  * workers inherit this process's environment) and stopped when the run ends.
+ *
+ * First it makes the production build (scripts/build.mjs, about a second), which the tests of
+ * real processes run (test/support/process.ts), so that they test what `npm start` runs.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtemp, rm } from "node:fs/promises"
 import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { Effect, Exit, Scope } from "effect"
 import { openEmbeddedPostgres } from "../../adapters/embedded-postgres/index.js"
 import { freePort } from "./ports.js"
@@ -87,13 +91,14 @@ const startRedis = async () => {
 }
 
 export default async function setup() {
+  execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: fileURLToPath(new URL("../..", import.meta.url)), stdio: "inherit" })
   const stops: Array<() => Promise<void>> = []
   if (process.env.TEST_DATABASE_URL === undefined && (process.env.TEST_POSTGRES === "embedded" || !(await answers(5432)))) {
     const postgres = await startEmbeddedPostgres()
     process.env.TEST_DATABASE_URL = postgres.url
     stops.push(postgres.stop)
   }
-  if (process.env.TEST_REDIS_URL === undefined && !(await answers(6379))) {
+  if (process.env.TEST_REDIS_URL === undefined && (process.env.TEST_REDIS === "server" || !(await answers(6379)))) {
     if (await onPath("redis-server")) {
       const redis = await startRedis()
       process.env.TEST_REDIS_URL = redis.url
