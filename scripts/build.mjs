@@ -7,6 +7,7 @@
 //   dist/app/cli.mjs            the operator CLI    (apps/cli/main.ts)
 //   dist/app/chunk-worker.mjs   the RNNoise threads (adapters/rnnoise/chunk-worker.mjs, engine included)
 //   dist/app/bench-denoise.mjs  npm run bench:denoise
+//   dist/app/bench-jobs.mjs     npm run bench:jobs
 //   dist/app/chunk-*.mjs        code shared by them, and modules loaded only when configured (S3, Redis)
 //
 // Paths found at run time through import.meta.url stay right because dist/app is two levels
@@ -31,7 +32,8 @@ await build({
     worker: "apps/worker/main.ts",
     cli: "apps/cli/main.ts",
     "chunk-worker": "adapters/rnnoise/chunk-worker.mjs",
-    "bench-denoise": "bench/denoise.ts"
+    "bench-denoise": "bench/denoise.ts",
+    "bench-jobs": "bench/jobs.ts"
   },
   outdir,
   outExtension: { ".js": ".mjs" },
