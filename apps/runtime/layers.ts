@@ -2,7 +2,7 @@
  * The core's ports bound to adapters according to configuration: the one place an app's
  * environment is composed. Apps add only their own pieces (HTTP, worker loop, CLI).
  */
-import { NodeStream } from "@effect/platform-node"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Layer, Option } from "effect"
 import { createReadStream } from "node:fs"
 import { join } from "node:path"

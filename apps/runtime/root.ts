@@ -10,7 +10,7 @@ import type { HttpServer } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import type { Limits } from "../../core/domain/limits.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
-import { apiLayer } from "../api/server.js"
+import type { apiLayer as ApiLayer } from "../api/server.js"
 import { WorkerLive, type WorkerOptions } from "../worker/background.js"
 import { type HushConfig, loadConfig } from "./config.js"
 import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "./layers.js"
@@ -40,9 +40,13 @@ export const compose = (config: HushConfig, keys: DeploymentKeys, options: Compo
     limits: options.limits,
     attachEmbedded: options.attachEmbedded
   })
-  /** The HTTP API with the blob store's routes, on the given server; needs the core. */
-  const api = <A, E, R>(httpServer: Layer.Layer<A | HttpServer.HttpServer, E, R>) =>
-    apiLayer({ publicBaseUrl: config.publicBaseUrl, env: config.env, gpuConfigured: config.gpuProvider !== undefined }, storage.routes).pipe(
+  /**
+   * The HTTP API with the blob store's routes, on the given server; needs the core. The app
+   * (apps/api/server.ts `apiLayer`) is passed in by the caller, so that a worker or the CLI
+   * never loads the HTTP surface: its OpenAPI page alone is megabytes of script to parse.
+   */
+  const api = <A, E, R>(app: typeof ApiLayer, httpServer: Layer.Layer<A | HttpServer.HttpServer, E, R>) =>
+    app({ publicBaseUrl: config.publicBaseUrl, env: config.env, gpuConfigured: config.gpuProvider !== undefined }, storage.routes).pipe(
       Layer.provide(httpServer)
     )
   /** The job loop and the lifecycle sweeper (with the blob store's housekeeping); needs the core. */
@@ -53,8 +57,8 @@ export const compose = (config: HushConfig, keys: DeploymentKeys, options: Compo
     )
   }
   /** `npm start`: the API, and the built-in worker unless HUSH_WORKER=off; needs the core. */
-  const server = <A, E, R>(httpServer: Layer.Layer<A | HttpServer.HttpServer, E, R>) =>
-    config.workerEnabled === false ? api(httpServer) : Layer.merge(api(httpServer), worker())
+  const server = <A, E, R>(app: typeof ApiLayer, httpServer: Layer.Layer<A | HttpServer.HttpServer, E, R>) =>
+    config.workerEnabled === false ? api(app, httpServer) : Layer.merge(api(app, httpServer), worker())
   return { config, core, api, worker, server }
 }
 

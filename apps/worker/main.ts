@@ -3,9 +3,9 @@
  * that run workers apart from the API. It needs a shared store: DATABASE_URL (PostgreSQL),
  * and S3 for the bytes when it runs on another machine. SIGTERM/SIGINT stop it gracefully.
  */
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer } from "effect"
-import { requireFfmpeg } from "../runtime/preflight.js"
+import { requireFfmpegLayer } from "../runtime/preflight.js"
 import { compose, loadDeployment } from "../runtime/root.js"
 
 const program = Effect.gen(function*() {
@@ -14,9 +14,9 @@ const program = Effect.gen(function*() {
     console.error("A separate worker needs a shared database: set DATABASE_URL (PostgreSQL). On the embedded default, `npm start` already runs the worker in the API process.")
     return yield* Effect.sync(() => process.exit(2))
   }
-  yield* requireFfmpeg("Hush worker")
   const root = compose(config, keys)
-  return yield* Layer.launch(root.worker().pipe(Layer.provide(root.core)))
+  // the ffmpeg check runs while the core builds (database, migrations); claiming starts after both
+  return yield* Layer.launch(root.worker().pipe(Layer.provide(Layer.merge(root.core, requireFfmpegLayer("Hush worker")))))
 })
 
 NodeRuntime.runMain(program)

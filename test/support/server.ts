@@ -16,6 +16,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { apiLayer } from "../../apps/api/server.js"
 import type { WorkerOptions } from "../../apps/worker/background.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
 import type { GpuProviderConfig, HushConfig } from "../../apps/runtime/config.js"
@@ -65,7 +66,7 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const core: Layer.Layer<CoreServices> = options.override === undefined
     ? root.core
     : Layer.provideMerge(options.override, root.core) as Layer.Layer<CoreServices>
-  const http = root.api(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
+  const http = root.api(apiLayer, NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
   const server = options.worker === undefined || options.worker === false
     ? http
     : Layer.merge(http, root.worker({ ...options.workerOptions, provider: options.worker === true ? undefined : options.worker }))
