@@ -1,7 +1,8 @@
 /**
- * A real Hush API on a random port inside the test process: memory store, local-disk blobs
- * in a temp dir, the real ffmpeg probe. `run` executes core effects against the same
- * services the server uses (e.g. to create accounts as the operator CLI would).
+ * A real Hush API on a random port inside the test process, composed as `npm start` is
+ * (apps/runtime/root.ts) on a test configuration: memory store, local-disk blobs in a temp
+ * dir, the real ffmpeg probe. `run` executes core effects against the same services the
+ * server uses (e.g. to create accounts as the operator CLI would).
  *
  * Options: `limits` (partial override of the configured numbers), `runners` (the model
  * runners this deployment has; `[]` retires every model; default those of the configuration:
