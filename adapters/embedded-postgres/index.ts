@@ -15,7 +15,6 @@ import { PostgresPersistence } from "../postgres/index.js"
 import { CONNECT_TIMEOUT, type EmbeddedPostgresInfo, type EmbeddedPostgresOptions, openEmbeddedPostgres } from "./server.js"
 
 export { EmbeddedPostgresError, type EmbeddedPostgresInfo, type EmbeddedPostgresOptions, openEmbeddedPostgres, socketDirOf } from "./server.js"
-export { postgresBinaries } from "./binaries.js"
 
 export class EmbeddedPostgres extends Context.Tag("hush/adapters/EmbeddedPostgres")<EmbeddedPostgres, EmbeddedPostgresInfo>() {}
 

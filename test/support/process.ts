@@ -4,7 +4,7 @@
  * them: the production build (dist/app, made by the tests' global setup) under plain node.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
-import { readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 
@@ -86,23 +86,6 @@ export const runCli = async (args: ReadonlyArray<string>, env: Record<string, st
 
 // ---------------------------------------------------------------------------------------------
 // Memory of a running process (Linux /proc)
-
-/** The pids whose parent is `pid`, read from /proc/<n>/stat (Linux). */
-export const childPids = (pid: number): Array<number> => {
-  const children: Array<number> = []
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8")
-      // "pid (comm) state ppid …": comm may hold spaces and parentheses, so split after the last ')'
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-      if (ppid === pid) children.push(Number(name))
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return children
-}
 
 /** The pid of the node process that runs a `startProcess` entry: the process itself (no launcher). */
 export const entryPid = async (started: HushProcess): Promise<number> => {
