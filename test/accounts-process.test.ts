@@ -2,7 +2,7 @@
  * Self-serve accounts in the real `npm start` process (its own composition of layers): signup
  * over HTTP, the verification mail read with `admin mail list` (the CLI, another process,
  * reading the dev outbox in DATA_DIR), verification, a live key; and the operator's
- * `admin account create` (through the server's admin socket) on the same users.
+ * `admin account create` (the CLI on the server's embedded database) on the same users.
  */
 import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -29,7 +29,7 @@ describe("accounts in the npm start process", () => {
   it("signup → `admin mail list` → verify → live key → /v1/me; operator accounts share the addresses", async () => {
     const port = await freePort()
     const baseUrl = `http://127.0.0.1:${port}`
-    const env = { PORT: String(port), DATA_DIR: dataDir, PUBLIC_BASE_URL: baseUrl, HUSH_STORE: "memory", HUSH_WORKER: "off" }
+    const env = { PORT: String(port), DATA_DIR: dataDir, PUBLIC_BASE_URL: baseUrl, HUSH_WORKER: "off" }
     const api = { baseUrl, dataDir } as TestServer
 
     server = startProcess("apps/api/main.ts", env)

@@ -3,8 +3,6 @@
  * one PostgreSQL database, each with its own connection pool, as API nodes and workers run in
  * production. Each test gets a database of its own; the children are
  * test/fixtures/concurrency-worker.ts, started together behind a barrier.
- *
- * These run against the real server only: PGlite is one session inside one process.
  */
 import { MIGRATIONS } from "../adapters/postgres/migrations.js"
 import { Effect, Layer, Option } from "effect"

@@ -1,7 +1,8 @@
 /**
  * The embedded default is persistent: a server restarted on the same DATA_DIR keeps accounts,
  * keys, files, jobs, lots and the ledger (issue: Postgres persistence). Real processes, real
- * `npm start` entry point, PGlite in DATA_DIR/db.
+ * `npm start` entry point, the embedded PostgreSQL in DATA_DIR/postgres; the operator CLI acts
+ * on the same data with the server running (a guest of its database) and without it.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -67,5 +68,11 @@ describe("restart on the embedded default", () => {
     // and an operator grant while it runs lands on the same data
     await runCli(["admin", "credit", "grant", "--account", account.account_id, "--micros", "1000000"], env)
     expect((await credits(api, account.live_key)).balance_micros).toBe(4_000_000)
-  }, 120_000)
+    // and one with no server running starts the database itself, for the command
+    expect(await server.stop("SIGTERM")).toBe(0)
+    await runCli(["admin", "credit", "grant", "--account", account.account_id, "--micros", "500000"], env)
+    server = startProcess("apps/api/main.ts", env)
+    await waitForHealth(baseUrl, server)
+    expect((await credits(api, account.live_key)).balance_micros).toBe(4_500_000)
+  }, 180_000)
 })

@@ -56,7 +56,7 @@ describe("S3 multipart upload end to end (200 MiB, API as its own process)", () 
     if (api !== undefined) {
       const stopped = await Promise.race([api.stop("SIGTERM"), new Promise((resolve) => setTimeout(() => resolve("timeout"), 10_000))])
       if (stopped === "timeout") {
-        // tsx does not pass SIGKILL on: end the server itself, then its launcher
+        // a server that does not stop: end it, then whatever is left of its process group
         if (apiPid !== undefined) {
           try {
             process.kill(apiPid, "SIGKILL")
@@ -106,7 +106,7 @@ describe("S3 multipart upload end to end (200 MiB, API as its own process)", () 
       DATA_DIR: dataDir,
       PUBLIC_BASE_URL: baseUrl,
       HUSH_ENV: "test",
-      HUSH_STORE: "memory",
+      HUSH_STORE: "embedded",
       HUSH_WORKER: "off",
       S3_BUCKET: s3.bucket,
       S3_ENDPOINT: s3.endpoint,

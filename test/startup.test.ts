@@ -69,16 +69,14 @@ describe("DATA_DIR is owner-only", () => {
     const port = await freePort()
     const baseUrl = `http://127.0.0.1:${port}`
     const dataDir = join(freshDir(), "nested", "data")
-    // the in-memory store: PGlite's emscripten file system chmods its own files 0666 whatever the
-    // umask (inside the 0700 DATA_DIR); the embedded database is another module's concern
-    const env = { PORT: String(port), DATA_DIR: dataDir, PUBLIC_BASE_URL: baseUrl, HUSH_STORE: "memory", HUSH_WORKER: "off" }
+    // the embedded default: the database's own files (DATA_DIR/postgres) are checked too
+    const env = { PORT: String(port), DATA_DIR: dataDir, PUBLIC_BASE_URL: baseUrl, HUSH_WORKER: "off" }
     // started with a umask that lets others read: the server must not rely on the operator's
     const previous = process.umask(0o022)
     const server = startProcess("apps/api/main.ts", env)
     process.umask(previous)
     try {
       await waitForHealth(baseUrl, server)
-      // through the admin socket (the in-memory store lives in the server)
       const account = await runCli(["admin", "account", "create", "--email", "modes@example.com"], env)
       const api = { baseUrl } as TestServer
       // objects, open uploads, multipart-free staging: a ready file and an upload left open

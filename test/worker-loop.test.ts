@@ -89,8 +89,10 @@ const isFinished = (job: JobRecord) => job.status === "succeeded" || job.status 
 const ledgerKinds = (jobId: string) =>
   Effect.map(Effect.flatMap(WalletRepo, (w) => w.ledgerForJob(jobId)), (entries) => entries.map((e) => e.kind))
 
+// One job at a time: these jobs denoise in the main thread (threads: 1), which blocks the
+// heartbeats of any other job; with a 600 ms lease a second job's claim would recover the first.
 const startWorker = (owner: string) =>
-  Effect.forkDaemon(runWorker({ owner, pollInterval: Duration.millis(20) }))
+  Effect.forkDaemon(runWorker({ owner, concurrency: 1, pollInterval: Duration.millis(20) }))
 
 describe("worker loop", () => {
   it.live("a live job goes queued → processing → succeeded, with its MP3 stored, charged exactly once", () =>

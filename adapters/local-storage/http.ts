@@ -24,7 +24,10 @@
  */
 import * as NodePath from "node:path"
 import * as Fs from "node:fs/promises"
-import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Cause, Clock, Effect, Layer, Option } from "effect"
 import type { BlobError } from "../../core/ports/blob-store.js"
 import {

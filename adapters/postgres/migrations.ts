@@ -2,7 +2,7 @@
  * Versioned, forward-only migrations, run at start by @effect/sql's Migrator.
  *
  * The migrations are bundled modules loaded with `Migrator.fromRecord` (no file-system loader,
- * so bundled builds and PGlite work alike). Keys must look like `0001_name`: the Migrator
+ * so the bundled build needs no migration files). Keys must look like `0001_name`: the Migrator
  * silently skips anything else, so `MIGRATIONS` is checked here too.
  *
  * Several nodes may start at once on one database: the Migrator runs every pending migration

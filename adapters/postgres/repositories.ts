@@ -1,8 +1,8 @@
 /**
  * Every repository port over a PostgreSQL `SqlClient` (@effect/sql-pg, node-postgres). The same
- * code serves a real server and the embedded PGlite (adapters/pglite), so it uses nothing a
- * single PGlite session lacks. Inside `Transactor.withTransaction` all statements run on the
- * transaction's connection; outside, each statement is its own autocommit transaction.
+ * code serves a server at DATABASE_URL and the embedded one (adapters/embedded-postgres).
+ * Inside `Transactor.withTransaction` all statements run on the transaction's connection;
+ * outside, each statement is its own autocommit transaction.
  *
  * Wallet transactions: `lock` upserts the account's `wallets` row and takes its row lock
  * (`FOR UPDATE`) before reading lots, holds and the last seq, so under READ COMMITTED every read
@@ -38,9 +38,8 @@ const makeSql = Effect.map(SqlClient.SqlClient, (sql) => {
   /**
    * Rows of a statement, without the client's name transforms (the mappers read snake_case).
    * Uninterruptible: an interrupted fiber stops after the statement, not during it. (Interrupted
-   * mid-statement, node-postgres sends pg_cancel_backend over another pooled connection; with
-   * PGlite's single connection that waits 5 s for a connection the statement itself holds.)
-   * Every statement here is a short, indexed one.
+   * mid-statement, node-postgres sends pg_cancel_backend over another pooled connection, which
+   * waits for a free one when the pool is busy.) Every statement here is a short, indexed one.
    */
   const rows = (operation: string, text: string, params: ReadonlyArray<unknown> = []) =>
     sql.unsafe<Row>(text, params).withoutTransform.pipe(orFault(operation), Effect.uninterruptible)

@@ -1,7 +1,6 @@
 /**
  * The operator commands of decisions.md, parsed from argv and run against the core's
- * services. The same `runAdminCommand` serves the CLI (directly, on a persistent store) and
- * the running server's admin socket (so the CLI works while the server runs).
+ * services (apps/cli/main.ts runs them on the same store as the server).
  */
 import { Effect, Schema } from "effect"
 import { ALL_SCOPES, Mode, Scope } from "../../core/domain/enums.js"

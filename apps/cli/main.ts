@@ -1,13 +1,11 @@
 /**
- * `npm run hush -- admin …`: through the running server's admin socket when one listens,
- * else directly on the configured persistent store.
+ * `npm run hush -- admin …`: acts directly on the configured store, the same data the server
+ * uses (decisions.md). On the embedded default it connects to the database of the server
+ * running on DATA_DIR, or starts that database itself for the command when none runs.
  */
 import { Effect, Exit } from "effect"
 import { listOutbox, type OutboxMessage } from "../../adapters/mail/outbox.js"
-import { loadConfig } from "../runtime/config.js"
-import { sendAdminCommand } from "../runtime/admin-socket.js"
-import { coreLayer } from "../runtime/layers.js"
-import { loadOrCreateKeys, secureDataDir } from "../runtime/secrets.js"
+import { compose, loadDeployment } from "../runtime/root.js"
 import { parseArgs, runAdminCommand, UsageError, USAGE } from "./commands.js"
 
 /** The outbox for a person: newest first, each message with its links. */
@@ -28,28 +26,18 @@ const main = async () => {
     if (error instanceof UsageError && error.message !== USAGE) console.error(USAGE)
     return 2
   }
-  const config = Effect.runSync(loadConfig)
+  const { config, keys } = Effect.runSync(loadDeployment)
   if (parsed.command._tag === "MailList") {
     const messages = await listOutbox(config.dataDir, { to: parsed.command.to })
     console.log(parsed.json ? JSON.stringify(messages) : formatMail(messages))
     return 0
   }
-  const viaServer = await sendAdminCommand(config.dataDir, parsed.command)
-  if (viaServer !== null) {
-    if (viaServer.status !== 200) {
-      console.error(`error: ${(viaServer.body as { error?: string }).error ?? "the command failed"}`)
-      return 1
-    }
-    print(parsed.json, viaServer.body)
-    return 0
-  }
   if (config.store === "memory") {
-    console.error(`error: no Hush server is running on ${config.dataDir}, and the in-memory store lives only inside the server. Start it (npm start) and run the command again.`)
+    console.error("error: the in-memory store (HUSH_STORE=memory) lives only inside its server process; the CLI cannot reach it. Use the embedded default or DATABASE_URL.")
     return 1
   }
-  const keys = Effect.runSync(Effect.zipRight(secureDataDir(config.dataDir), loadOrCreateKeys(config.dataDir)))
-  const layer = coreLayer(config, keys, { runners: [] })
-  const exit = await Effect.runPromiseExit(runAdminCommand(parsed.command).pipe(Effect.provide(layer)))
+  const root = compose(config, keys, { runners: [], attachEmbedded: true })
+  const exit = await Effect.runPromiseExit(runAdminCommand(parsed.command).pipe(Effect.provide(root.core)))
   if (Exit.isSuccess(exit)) {
     print(parsed.json, exit.value)
     return 0

@@ -49,7 +49,7 @@ export interface HushConfig {
   readonly limits?: Partial<Limits>
   /** The in-process worker of `npm start`; `HUSH_WORKER=off` when workers run apart. */
   readonly workerEnabled?: boolean
-  /** Jobs one worker runs at once (`WORKER_CONCURRENCY`, default 1). */
+  /** The most jobs one worker runs at once (`WORKER_CONCURRENCY`; default and rule in apps/worker/loop.ts). */
   readonly workerConcurrency?: number
   /** The GPU provider, when GPU_PROVIDER_URL is set: its runner is then configured (catalog) and run (worker). */
   readonly gpuProvider?: GpuProviderConfig | undefined
@@ -189,7 +189,7 @@ export const loadConfig = Effect.gen(function*() {
   const limits: Partial<Limits> = Option.match(jobLeaseMs, { onNone: () => ({}), onSome: (ms) => ({ jobLeaseMs: ms }) })
   const gpuProvider = yield* loadGpuProviderConfig
   const workerEnabled = (yield* Config.string("HUSH_WORKER").pipe(Config.withDefault("on"))) !== "off"
-  const workerConcurrency = yield* Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(1))
+  const workerConcurrency = Option.getOrUndefined(yield* Config.option(Config.integer("WORKER_CONCURRENCY")))
   const accounts = yield* loadAccountsConfig
   return {
     port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore, s3, redisUrl, limits, gpuProvider, workerEnabled, workerConcurrency,

@@ -2,7 +2,7 @@
  * The core's ports bound to adapters according to configuration: the one place an app's
  * environment is composed. Apps add only their own pieces (HTTP, worker loop, CLI).
  */
-import { NodeStream } from "@effect/platform-node"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Layer, Option } from "effect"
 import { createReadStream } from "node:fs"
 import { join } from "node:path"
@@ -11,12 +11,10 @@ import { makeHttpProvider, makeRoutingProvider } from "../../adapters/http-provi
 import { BUILTIN_RUNNER, RnnoiseProvider } from "../../adapters/rnnoise/provider.js"
 import { TEST_MODE_SAMPLE_BITRATE_KBPS, TEST_MODE_SAMPLE_CONTENT_TYPE, TEST_MODE_SAMPLE_PATH } from "../../adapters/ffmpeg/sample.js"
 import { LocalStorageConfig, localStorageRoutes, makeLocalStorage, sweepStale } from "../../adapters/local-storage/index.js"
-import { makeS3BlobStore } from "../../adapters/s3/index.js"
 import { MemoryPersistence } from "../../adapters/memory/index.js"
-import { pgliteLayer } from "../../adapters/pglite/index.js"
+import { embeddedPostgresLayer } from "../../adapters/embedded-postgres/index.js"
 import { postgresLayerFromUrl } from "../../adapters/postgres/index.js"
 import { MemoryRateLimiter } from "../../adapters/memory/rate-limiter.js"
-import { makeRedisRateLimiter } from "../../adapters/redis/rate-limiter.js"
 import { RandomIds } from "../../adapters/webcrypto/ids.js"
 import { DEFAULT_MODEL_DEFINITIONS, makeCatalog, ModelCatalog } from "../../core/domain/catalog.js"
 import { DeploymentSecrets, TestSample } from "../../core/domain/deployment.js"
@@ -49,16 +47,27 @@ export const TestSampleLive = Layer.effect(TestSample, Effect.gen(function*() {
   return { storageKey: SAMPLE_STORAGE_KEY, sizeBytes, bitrateKbps: TEST_MODE_SAMPLE_BITRATE_KBPS, format: "mp3" as const }
 }).pipe(Effect.orDie))
 
+/** Where the embedded PostgreSQL of a data directory lives (adapters/embedded-postgres). */
+export const embeddedDatabaseDir = (dataDir: string) => join(dataDir, "postgres")
+
+export interface PersistenceOptions {
+  /**
+   * Connect to the embedded database that a running server holds, and start it only when
+   * none runs (the operator CLI); a server refuses a directory another process holds.
+   */
+  readonly attachEmbedded?: boolean | undefined
+}
+
 /**
- * The repositories: PostgreSQL when DATABASE_URL is set, else PGlite persisted in
- * DATA_DIR/db (one process), or memory for tests and HUSH_STORE=memory.
+ * The repositories: a PostgreSQL server when DATABASE_URL is set, else the embedded
+ * PostgreSQL in DATA_DIR/postgres, or memory for tests and HUSH_STORE=memory.
  */
-export const persistenceLayer = (config: HushConfig): Layer.Layer<Persistence> => {
+export const persistenceLayer = (config: HushConfig, options: PersistenceOptions = {}): Layer.Layer<Persistence> => {
   switch (config.store) {
     case "memory":
       return MemoryPersistence
     case "embedded":
-      return pgliteLayer({ dataDir: join(config.dataDir, "db") }).pipe(Layer.orDie)
+      return embeddedPostgresLayer({ dir: embeddedDatabaseDir(config.dataDir), attach: options.attachEmbedded }).pipe(Layer.orDie)
     case "postgres":
       return Option.match(config.databaseUrl, {
         onNone: () => Layer.die(new Error("HUSH_STORE=postgres needs DATABASE_URL")),
@@ -69,13 +78,24 @@ export const persistenceLayer = (config: HushConfig): Layer.Layer<Persistence> =
 
 type Persistence = Layer.Layer.Success<typeof MemoryPersistence>
 
+export interface StorageLayers {
+  readonly store: Layer.Layer<BlobStore>
+  /** Its own HTTP routes (local disk serves signed URLs under /storage); none for S3. */
+  readonly routes: Layer.Layer<never>
+  /** Housekeeping run with each lifecycle sweep. */
+  readonly housekeeping: Effect.Effect<void, unknown>
+}
+
 /**
  * The blob store and the HTTP routes it needs on this node: local disk serves its signed
  * URLs under /storage; S3 serves them itself.
  */
-export const storageLayers = (config: HushConfig, keys: DeploymentKeys) => {
+export const storageLayers = (config: HushConfig, keys: DeploymentKeys): StorageLayers => {
   if (config.blobStore === "s3") {
-    const store = config.s3 === undefined ? Layer.die(new Error("blobStore s3 needs the S3 settings (S3_BUCKET)")) : makeS3BlobStore(config.s3)
+    // loaded only when configured: the AWS SDK costs ~20 MB of memory in every process that imports it
+    const store = config.s3 === undefined
+      ? Layer.die(new Error("blobStore s3 needs the S3 settings (S3_BUCKET)"))
+      : Layer.unwrapEffect(Effect.map(Effect.promise(() => import("../../adapters/s3/index.js")), (s3) => s3.makeS3BlobStore(config.s3!)))
     return { store, routes: Layer.empty, housekeeping: Effect.void }
   }
   const options = { rootDir: join(config.dataDir, "blobs"), publicBaseUrl: config.publicBaseUrl, signingSecret: keys.signingSecret }
@@ -146,29 +166,33 @@ export const accountsLayer = (
     })
   )
 
-/** Everything the core's services need, for one process. */
+/** Everything the core's services need, for one process, over the given blob store (storageLayers). */
 export const coreLayer = (
   config: HushConfig,
   keys: DeploymentKeys,
-  options: {
+  storage: StorageLayers["store"],
+  options: PersistenceOptions & {
     readonly runners: ReadonlyArray<string>
-    readonly limits?: Partial<Limits>
-    readonly accountSettings?: Partial<AccountSettings>
-    readonly hasher?: Layer.Layer<PasswordHasher>
+    readonly limits?: Partial<Limits> | undefined
+    readonly accountSettings?: Partial<AccountSettings> | undefined
+    readonly hasher?: Layer.Layer<PasswordHasher> | undefined
   }
-) => {
-  const storage = storageLayers(config, keys).store
-  return Layer.mergeAll(
+) =>
+  Layer.mergeAll(
     accountsLayer(config, { settings: options.accountSettings, hasher: options.hasher }),
-    persistenceLayer(config),
+    persistenceLayer(config, options),
     RandomIds,
     // defaults, then the environment's (config.limits), then the caller's
     Layer.succeed(LimitsConfig, { ...DEFAULT_LIMITS, ...config.limits, ...options.limits }),
     Layer.succeed(ModelCatalog, makeCatalog(DEFAULT_MODEL_DEFINITIONS, options.runners)),
     Layer.succeed(DeploymentSecrets, { cursorKey: new TextEncoder().encode(keys.cursorKey) }),
     FfmpegAudioProbe,
-    Option.match(config.redisUrl, { onNone: () => MemoryRateLimiter, onSome: (url) => makeRedisRateLimiter(url) }),
+    Option.match(config.redisUrl, {
+      onNone: () => MemoryRateLimiter,
+      // loaded only when configured, like S3
+      onSome: (url) =>
+        Layer.unwrapEffect(Effect.map(Effect.promise(() => import("../../adapters/redis/rate-limiter.js")), (redis) => redis.makeRedisRateLimiter(url)))
+    }),
     storage,
     TestSampleLive.pipe(Layer.provide(storage))
   )
-}

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { checkFfmpegAvailable } from "../../adapters/ffmpeg/probe.js"
 
 /** Stops a process that needs ffmpeg with a clear install hint instead of a stack trace. */
@@ -8,3 +8,6 @@ export const requireFfmpeg = (processName: string) =>
     Effect.orElse(() => Effect.sync(() => process.exit(1))),
     Effect.asVoid
   )
+
+/** The same check as a layer, so that it runs while the others build (ffmpeg takes ~0.5 s to answer on a busy machine). */
+export const requireFfmpegLayer = (processName: string) => Layer.effectDiscard(requireFfmpeg(processName))

@@ -10,6 +10,7 @@ import { sweepLifecycle } from "../../core/services/lifecycle.js"
 import { runWorker } from "./loop.js"
 
 export interface WorkerOptions {
+  /** The most jobs at once (WORKER_CONCURRENCY; default and rule in loop.ts). */
   readonly concurrency?: number
   /** Pause after finding the queue empty. Default 1 second. */
   readonly pollInterval?: Duration.DurationInput

@@ -7,8 +7,17 @@
  * processes are killed) and handed back to the queue at once, that claim not counted as an
  * attempt. Should the hand-back itself fail (database down), the lease lapses and any
  * worker's `recoverLapsedLeases` requeues the job within `jobLeaseMs`.
+ *
+ * Scheduling: one long RNNoise job keeps every core busy by itself (its chunks share the
+ * thread pool), but a short one leaves them idle during its fixed costs (two ffmpeg starts,
+ * the claim and finish transactions, the first and last chunk). So a worker runs several jobs
+ * at once, as many as their length allows: each built-in job weighs its duration over
+ * FULL_LOAD_SECONDS (at most 1), and a new job is claimed while the running ones weigh less
+ * than 1 and fewer than `concurrency` run. A 6-hour job runs alone; 13-second jobs run
+ * `concurrency` at a time, their chunks interleaved on the same threads.
  */
-import { Cause, Duration, Effect, Exit, Option, Ref } from "effect"
+import { Cause, Duration, Effect, Exit, FiberSet, Option, Queue, Ref } from "effect"
+import { BUILTIN_RUNNER } from "../../adapters/rnnoise/provider.js"
 import { findModel, ModelCatalog } from "../../core/domain/catalog.js"
 import { LimitsConfig } from "../../core/domain/limits.js"
 import type { JobRecord } from "../../core/domain/records.js"
@@ -17,9 +26,12 @@ import type { JobTransitionRefused } from "../../core/rules/jobs.js"
 import { claimNext, failJob, handBackJob, heartbeat, recoverLapsedLeases, succeedJob } from "../../core/services/worker.js"
 
 export interface WorkerLoopOptions {
-  /** This process's name as a lease owner; unique among running workers. With `concurrency` > 1, loop i is `${owner}#i`. */
+  /**
+   * This process's name as a lease owner; unique among running workers. Each job running at
+   * once holds its lease under a name of its own: the first `owner`, the others `${owner}#2`…
+   */
   readonly owner: string
-  /** Jobs run at once. Default 1: one job already keeps every core busy. */
+  /** The most jobs run at once (default DEFAULT_CONCURRENCY); fewer when they are long (see above). */
   readonly concurrency?: number
   /** Pause after finding the queue empty. Default 1 second. */
   readonly pollInterval?: Duration.DurationInput
@@ -115,27 +127,82 @@ export const workOnce = (owner: string) =>
     })
   )
 
-/** Runs `concurrency` loops of `workOnce` until interrupted; a failed pass is logged, then the loop goes on. */
+/** Jobs at once by default: enough short ones to hide each other's fixed costs on a few cores. */
+export const DEFAULT_CONCURRENCY = 4
+
+/** A built-in job this long (or longer) keeps every core busy alone: its weight is 1. */
+export const FULL_LOAD_SECONDS = 300
+
+/** A job's share of the machine: its length over FULL_LOAD_SECONDS for the built-in runner; none for a remote one. */
+const weightOf = (job: JobRecord) =>
+  Effect.map(ModelCatalog, (catalog) => {
+    const model = findModel(catalog, job.model)
+    if (Option.isSome(model) && model.value.runner !== BUILTIN_RUNNER) return 0
+    return Math.min(1, Math.max(0, job.durationSeconds) / FULL_LOAD_SECONDS)
+  })
+
+/**
+ * Claims and runs jobs until interrupted, several at once as their weights allow (see the
+ * module comment); a failed claim is logged and retried after the poll interval.
+ */
 export const runWorker = (options: WorkerLoopOptions) => {
   const pause = Duration.decode(options.pollInterval ?? Duration.seconds(1))
-  // not a number (e.g. WORKER_CONCURRENCY=abc) is 1, not NaN loops: Math.max(1, NaN) is NaN, which made none
-  const requested = Math.floor(options.concurrency ?? 1)
-  const concurrency = Number.isFinite(requested) ? Math.max(1, requested) : 1
-  // Each loop holds its leases under a name of its own: with one shared name, a loop whose
-  // lease lapsed (heartbeats failing) could renew, fail or finish the job after another loop
-  // of this process had claimed it again.
-  const loop = (owner: string) => Effect.gen(function*() {
+  // not a number (e.g. WORKER_CONCURRENCY=abc) is the default, not NaN: Math.max(1, NaN) is NaN, which ran none
+  const requested = Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY)
+  const concurrency = Number.isFinite(requested) ? Math.max(1, requested) : DEFAULT_CONCURRENCY
+  // Each running job holds its lease under a name of its own, taken from a slot freed only
+  // when its job ends: with one shared name, a job whose lease lapsed (heartbeats failing)
+  // could renew, fail or finish the job after another slot of this process had claimed it again.
+  const ownerOf = (slot: number) => (slot === 0 ? options.owner : `${options.owner}#${slot + 1}`)
+  return Effect.scoped(Effect.gen(function*() {
+    const running = yield* FiberSet.make<unknown, never>()
+    const free = Array.from({ length: concurrency }, (_, slot) => slot)
+    let load = 0
+    // a job's end wakes the claimer (sliding: one pending wake is enough)
+    const ended = yield* Queue.sliding<void>(1)
+    /** Claims one job under `slot` and starts it; false when the queue was empty. */
+    const claimInto = (slot: number) =>
+      // A claim is never left between its commit and its run: the job's fiber is forked while
+      // uninterruptible, and interruption reaches it only inside processJob, where it is handed back.
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function*() {
+          const owner = ownerOf(slot)
+          yield* restore(recoverLapsedLeases())
+          const claimed = yield* claimNext(owner)
+          if (Option.isNone(claimed)) return false
+          const job = claimed.value
+          const weight = yield* weightOf(job)
+          load += weight
+          const release = Effect.zipRight(
+            Effect.sync(() => {
+              load -= weight
+              free.push(slot)
+            }),
+            Queue.offer(ended, undefined)
+          )
+          yield* FiberSet.run(running, restore(processJob(job, owner)).pipe(
+            Effect.onInterrupt(() => handBack(job, owner)),
+            Effect.catchAllCause((cause) => Effect.logError("worker job failed", cause)),
+            Effect.ensuring(release)
+          ))
+          return true
+        })
+      )
     for (;;) {
-      const worked = yield* workOnce(owner).pipe(
-        Effect.map(Option.isSome),
+      if (free.length === 0 || load >= 1) {
+        yield* Queue.take(ended)
+        continue
+      }
+      free.sort((a, b) => a - b)
+      const slot = free.shift()!
+      const claimed = yield* claimInto(slot).pipe(
         Effect.catchAllCause((cause) => Effect.as(Effect.logError("worker pass failed", cause), false))
       )
-      if (!worked) yield* Effect.sleep(pause)
+      if (!claimed) {
+        free.push(slot)
+        // the queue was empty (or the database failed): look again after the pause, or when a job ends
+        yield* Effect.raceFirst(Effect.sleep(pause), Queue.take(ended))
+      }
     }
-  })
-  const owners = concurrency === 1 ? [options.owner] : Array.from({ length: concurrency }, (_, i) => `${options.owner}#${i + 1}`)
-  return Effect.all(owners.map(loop), { concurrency: "unbounded", discard: true }).pipe(
-    Effect.andThen(Effect.never),
-    Effect.annotateLogs({ worker: options.owner })
-  )
+  }).pipe(Effect.annotateLogs({ worker: options.owner })))
 }

@@ -1,5 +1,5 @@
 /**
- * The repository contract: one suite that every persistence adapter (memory, Postgres, PGlite)
+ * The repository contract: one suite that every persistence adapter (memory, Postgres, embedded Postgres)
  * must pass, written against the ports alone (core/ports/repositories.ts, transactor.ts).
  *
  * Usage: `repositoryContracts("postgres", () => layerWithAFreshSchema)`. Each test builds its own

@@ -201,8 +201,9 @@ describe("live jobs that end without output are never charged", () => {
   it("a job canceled while queued is never run and never charged", async () => {
     const seen: Array<string> = []
     const release = Deferred.unsafeMake<void>(FiberId.none)
-    // the worker is kept busy with a first job until the test lets it finish
+    // the worker (one job at a time) is kept busy with a first job until the test lets it finish
     const server = await start({
+      workerOptions: { pollInterval: "50 millis", concurrency: 1 },
       worker: provider((request) =>
         Effect.gen(function*() {
           seen.push(request.jobId)

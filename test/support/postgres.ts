@@ -1,10 +1,12 @@
 /**
- * Test helpers for the PostgreSQL and PGlite adapters: throwaway databases on the real server,
+ * Test helpers for the PostgreSQL adapters: throwaway databases on the real server,
  * a fresh schema per test, a table reset for a shared embedded database, and the core's
  * services over Postgres (for the multi-process tests' parent and children alike).
  *
- * The server is TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres; an
- * unreachable server fails the tests (they are never skipped).
+ * The server is TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres; when
+ * nothing answers there, the tests' global setup starts an embedded one and sets
+ * TEST_DATABASE_URL (test/support/global-setup.ts). An unreachable server fails the tests
+ * (they are never skipped).
  */
 import { SqlClient } from "@effect/sql"
 import * as PgClient from "@effect/sql-pg/PgClient"
@@ -35,8 +37,7 @@ export const runSql = <A>(url: string, f: (sql: SqlClient.SqlClient) => Effect.E
   )
 
 /**
- * Fails loudly when the server does not answer: these tests are never skipped (the machines
- * and CI run PostgreSQL; start it with `pg_ctlcluster --skip-systemctl-redirect 15 main start`).
+ * Fails loudly when the server does not answer: these tests are never skipped.
  */
 export const requirePostgres = async (): Promise<void> => {
   try {
@@ -78,7 +79,7 @@ export const TABLES = [
 /**
  * Empties every table (for a database shared between tests), with DELETE in one transaction:
  * on the few rows a test leaves this is cheaper than TRUNCATE, which makes new files for every
- * table (on PGlite the contract ran in ~20 s with TRUNCATE, ~7.5 s with this). The triggers that
+ * table. The triggers that
  * keep ledger entries and holds from being deleted are off for it (session_replication_role).
  */
 export const deleteAllRows = Effect.flatMap(SqlClient.SqlClient, (sql) =>

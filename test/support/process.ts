@@ -1,14 +1,27 @@
 /**
  * Hush's own entry points as separate OS processes, for tests of what only a real process
- * shows: restarts, signals, several processes on one database.
+ * shows: restarts, signals, several processes on one database. They run as `npm start` runs
+ * them: the production build (dist/app, made by the tests' global setup) under plain node.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
-import { readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
-const TSX = fileURLToPath(new URL("../../node_modules/.bin/tsx", import.meta.url))
+
+/** The built file of each entry point (scripts/build.mjs). */
+const BUILT: Record<string, string> = {
+  "apps/api/main.ts": "dist/app/api.mjs",
+  "apps/worker/main.ts": "dist/app/worker.mjs",
+  "apps/cli/main.ts": "dist/app/cli.mjs"
+}
+
+const built = (entry: string) => {
+  const file = BUILT[entry]
+  if (file === undefined) throw new Error(`no build of ${entry}`)
+  return ["--enable-source-maps", file]
+}
 
 export interface HushProcess {
   readonly child: ChildProcess
@@ -20,8 +33,8 @@ export interface HushProcess {
 }
 
 export const startProcess = (entry: string, env: Record<string, string>): HushProcess => {
-  // its own process group, so a SIGKILL reaches the node process under the tsx launcher too
-  const child = spawn(TSX, [entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true })
+  // its own process group, so that a SIGKILL reaches its ffmpeg children too
+  const child = spawn(process.execPath, built(entry), { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true })
   let output = ""
   child.stdout!.on("data", (chunk) => (output += String(chunk)))
   child.stderr!.on("data", (chunk) => (output += String(chunk)))
@@ -32,7 +45,6 @@ export const startProcess = (entry: string, env: Record<string, string>): HushPr
     exited,
     stop: (signal = "SIGTERM", graceMs = 20_000) => {
       if (child.exitCode === null && child.signalCode === null) {
-        // SIGTERM goes to the launcher, which relays it once; SIGKILL cannot be relayed
         if (signal === "SIGKILL" && child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
         else child.kill(signal)
       }
@@ -66,7 +78,7 @@ export const waitForHealth = async (baseUrl: string, process: HushProcess, timeo
 
 /** `npm run hush -- …` with the given environment; its parsed `--json` output. */
 export const runCli = async (args: ReadonlyArray<string>, env: Record<string, string>): Promise<any> => {
-  const { stdout } = await promisify(execFile)(TSX, ["apps/cli/main.ts", ...args, "--json"], {
+  const { stdout } = await promisify(execFile)(process.execPath, [...built("apps/cli/main.ts"), ...args, "--json"], {
     cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000, killSignal: "SIGKILL"
   })
   return JSON.parse(stdout)
@@ -75,43 +87,10 @@ export const runCli = async (args: ReadonlyArray<string>, env: Record<string, st
 // ---------------------------------------------------------------------------------------------
 // Memory of a running process (Linux /proc)
 
-/** The pids whose parent is `pid`, read from /proc/<n>/stat (Linux). */
-export const childPids = (pid: number): Array<number> => {
-  const children: Array<number> = []
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8")
-      // "pid (comm) state ppid …": comm may hold spaces and parentheses, so split after the last ')'
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-      if (ppid === pid) children.push(Number(name))
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return children
-}
-
-/**
- * The pid of the node process that runs a `startProcess` entry: `tsx` is a small launcher that
- * starts node (with its loader) as its child, and that child is the server itself.
- */
-export const entryPid = async (started: HushProcess, timeoutMs = 10_000): Promise<number> => {
-  const launcher = started.child.pid
-  if (launcher === undefined) throw new Error("the process has no pid")
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    const node = childPids(launcher).find((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("tsx/dist/loader.mjs")
-      } catch {
-        return false
-      }
-    })
-    if (node !== undefined) return node
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`no node child of the tsx launcher ${launcher} within ${timeoutMs} ms`)
+/** The pid of the node process that runs a `startProcess` entry: the process itself (no launcher). */
+export const entryPid = async (started: HushProcess): Promise<number> => {
+  if (started.child.pid === undefined) throw new Error("the process has no pid")
+  return started.child.pid
 }
 
 export interface ResidentMemory {

@@ -1,7 +1,8 @@
 /**
- * A real Hush API on a random port inside the test process: memory store, local-disk blobs
- * in a temp dir, the real ffmpeg probe. `run` executes core effects against the same
- * services the server uses (e.g. to create accounts as the operator CLI would).
+ * A real Hush API on a random port inside the test process, composed as `npm start` is
+ * (apps/runtime/root.ts) on a test configuration: memory store, local-disk blobs in a temp
+ * dir, the real ffmpeg probe. `run` executes core effects against the same services the
+ * server uses (e.g. to create accounts as the operator CLI would).
  *
  * Options: `limits` (partial override of the configured numbers), `runners` (the model
  * runners this deployment has; `[]` retires every model; default those of the configuration:
@@ -16,31 +17,23 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { type Clock, Effect, HashMap, Layer, Logger, type LogLevel, ManagedRuntime, Option } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { apiLayer } from "../../apps/api/server.js"
-import { WorkerLive, type WorkerOptions } from "../../apps/worker/background.js"
+import type { WorkerOptions } from "../../apps/worker/background.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
 import type { AccountsConfig, GpuProviderConfig, HushConfig } from "../../apps/runtime/config.js"
+import { compose, type CoreServices } from "../../apps/runtime/root.js"
 import type { AccountSettings } from "../../core/domain/account-settings.js"
-import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "../../apps/runtime/layers.js"
 import type { Limits } from "../../core/domain/limits.js"
 import { createAccountWithKeys } from "../../core/services/accounts.js"
 import type { S3Options } from "../../adapters/s3/index.js"
+import { freePort } from "./ports.js"
 
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
+export { freePort }
 
 /** What the core layer provides: an `override` may need any of it and replace any of it. */
-export type CoreServices = Layer.Layer.Success<ReturnType<typeof coreLayer>>
+export type { CoreServices }
 
 export interface TestServerOptions {
   readonly limits?: Partial<Limits>
@@ -84,20 +77,16 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
     gpuProvider: options.gpuProvider, accounts: options.accounts
   }
   const keys = { signingSecret: "e2e-signing-secret-0123456789abcdef", cursorKey: "e2e-cursor-key" }
-  const baseCore = coreLayer(config, keys, {
-    runners: options.runners ?? configuredRunners(config), limits: options.limits, accountSettings: options.accountSettings
-  })
+  // the same composition as `npm start` (apps/runtime/root.ts), on a test configuration
+  const root = compose(config, keys, { runners: options.runners, limits: options.limits, accountSettings: options.accountSettings })
   // the override's services win over the originals (provideMerge keeps the later ones)
   const core: Layer.Layer<CoreServices> = options.override === undefined
-    ? baseCore
-    : Layer.provideMerge(options.override, baseCore) as Layer.Layer<CoreServices>
-  const http = apiLayer({ publicBaseUrl: baseUrl, env: "test", gpuConfigured: false }, storageLayers(config, keys).routes).pipe(
-    Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
-  )
-  const provider = options.worker === undefined || options.worker === false
-    ? null
-    : options.worker === true ? denoiseProviderLayer(config) : options.worker
-  const server = provider === null ? http : Layer.merge(http, WorkerLive(options.workerOptions).pipe(Layer.provide(provider)))
+    ? root.core
+    : Layer.provideMerge(options.override, root.core) as Layer.Layer<CoreServices>
+  const http = root.api(apiLayer, NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
+  const server = options.worker === undefined || options.worker === false
+    ? http
+    : Layer.merge(http, root.worker({ ...options.workerOptions, provider: options.worker === true ? undefined : options.worker }))
   // the clock and log level go in below everything, so the fibers the server forks inherit them
   const logs = options.logs
   const settings = Layer.mergeAll(

@@ -1,0 +1,51 @@
+/**
+ * The embedded, persistent default: a real PostgreSQL server from npm binaries, run by this
+ * process with its cluster in a directory of ours (server.ts), and the Postgres adapter's
+ * code on it unchanged, through an ordinary connection pool.
+ *
+ * Compose:
+ *   - `embeddedPostgresLayer({ dir })`: every repository port and the Transactor (migrated at
+ *     start), plus `EmbeddedPostgres` (how to reach it), `PgClient` and `SqlClient`.
+ *   - with `attach: true` it connects to the server another process runs on `dir` (the
+ *     operator CLI while `npm start` runs) and starts one only when none runs.
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { Context, Effect, Layer, Redacted } from "effect"
+import { PostgresPersistence } from "../postgres/index.js"
+import { CONNECT_TIMEOUT, type EmbeddedPostgresInfo, type EmbeddedPostgresOptions, openEmbeddedPostgres } from "./server.js"
+
+export { EmbeddedPostgresError, type EmbeddedPostgresInfo, type EmbeddedPostgresOptions, openEmbeddedPostgres, socketDirOf } from "./server.js"
+
+export class EmbeddedPostgres extends Context.Tag("hush/adapters/EmbeddedPostgres")<EmbeddedPostgres, EmbeddedPostgresInfo>() {}
+
+/** The running server as a layer (started, or attached to, when built; stopped when its scope closes if started here). */
+export const embeddedPostgresServerLayer = (options: EmbeddedPostgresOptions) =>
+  Layer.scoped(EmbeddedPostgres, openEmbeddedPostgres(options))
+
+export interface EmbeddedPoolOptions {
+  /** Connections of this process's pool (default 10). */
+  readonly maxConnections?: number | undefined
+}
+
+/** A PgClient on the EmbeddedPostgres in context. */
+export const embeddedClientLayer = (pool: EmbeddedPoolOptions = {}) =>
+  Layer.unwrapEffect(Effect.map(EmbeddedPostgres, (server) => {
+    const password = server.url === undefined ? undefined : new URL(server.url).password
+    return PgClient.layer({
+      host: server.host,
+      port: server.port,
+      username: server.username,
+      database: server.database,
+      ...(password === undefined ? {} : { password: Redacted.make(decodeURIComponent(password)) }),
+      applicationName: "hush",
+      maxConnections: pool.maxConnections ?? 10,
+      connectTimeout: CONNECT_TIMEOUT
+    })
+  }))
+
+/** Persistence on the embedded server: the same services as PostgresPersistence, plus EmbeddedPostgres, PgClient and SqlClient. */
+export const embeddedPostgresLayer = (options: EmbeddedPostgresOptions, pool: EmbeddedPoolOptions = {}) =>
+  PostgresPersistence.pipe(
+    Layer.provideMerge(embeddedClientLayer(pool)),
+    Layer.provideMerge(embeddedPostgresServerLayer(options))
+  )

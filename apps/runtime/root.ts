@@ -1,0 +1,80 @@
+/**
+ * The composition root: the one place a Hush process is assembled from its configuration.
+ * `npm start` (apps/api/main.ts), `npm run worker` (apps/worker/main.ts), the operator CLI
+ * (apps/cli/main.ts) and the tests' server (test/support/server.ts) all take their layers
+ * from `compose`, so they cannot drift: the blob store is built once and shared by the core
+ * and its HTTP routes, the status page knows whether a GPU provider is configured, and every
+ * worker runs with WORKER_CONCURRENCY.
+ */
+import type { HttpServer } from "@effect/platform"
+import { Effect, Layer } from "effect"
+import type { AccountSettings } from "../../core/domain/account-settings.js"
+import type { Limits } from "../../core/domain/limits.js"
+import type { PasswordHasher } from "../../core/ports/password-hasher.js"
+import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
+import type { apiLayer as ApiLayer } from "../api/server.js"
+import { WorkerLive, type WorkerOptions } from "../worker/background.js"
+import { type HushConfig, loadConfig } from "./config.js"
+import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "./layers.js"
+import { type DeploymentKeys, loadOrCreateKeys, secureDataDir } from "./secrets.js"
+
+export interface ComposeOptions {
+  /** The model runners this deployment has (default: those of the configuration). */
+  readonly runners?: ReadonlyArray<string> | undefined
+  /** Overrides of the configured numbers, over those of the environment. */
+  readonly limits?: Partial<Limits> | undefined
+  /** Connect to the embedded database a running server holds (the CLI; see persistenceLayer). */
+  readonly attachEmbedded?: boolean | undefined
+  /** Overrides of the self-serve accounts' numbers (tests). */
+  readonly accountSettings?: Partial<AccountSettings> | undefined
+  /** Another password hasher (tests: a fast one). */
+  readonly hasher?: Layer.Layer<PasswordHasher> | undefined
+}
+
+/** The worker's pieces a caller may replace (tests: a failing provider, a short poll). */
+export interface WorkerOverrides extends Omit<WorkerOptions, "housekeeping"> {
+  readonly provider?: Layer.Layer<DenoiseProvider, never, CoreServices> | undefined
+}
+
+/** What the core layer provides. */
+export type CoreServices = Layer.Layer.Success<ReturnType<typeof coreLayer>>
+
+export const compose = (config: HushConfig, keys: DeploymentKeys, options: ComposeOptions = {}) => {
+  const storage = storageLayers(config, keys)
+  const core = coreLayer(config, keys, storage.store, {
+    runners: options.runners ?? configuredRunners(config),
+    limits: options.limits,
+    attachEmbedded: options.attachEmbedded,
+    accountSettings: options.accountSettings,
+    hasher: options.hasher
+  })
+  /**
+   * The HTTP API with the blob store's routes, on the given server; needs the core. The app
+   * (apps/api/server.ts `apiLayer`) is passed in by the caller, so that a worker or the CLI
+   * never loads the HTTP surface: its OpenAPI page alone is megabytes of script to parse.
+   */
+  const api = <A, E, R>(app: typeof ApiLayer, httpServer: Layer.Layer<A | HttpServer.HttpServer, E, R>) =>
+    app({ publicBaseUrl: config.publicBaseUrl, env: config.env, gpuConfigured: config.gpuProvider !== undefined }, storage.routes).pipe(
+      Layer.provide(httpServer)
+    )
+  /** The job loop and the lifecycle sweeper (with the blob store's housekeeping); needs the core. */
+  const worker = (overrides: WorkerOverrides = {}) => {
+    const { provider, ...settings } = overrides
+    return WorkerLive({ concurrency: config.workerConcurrency, ...settings, housekeeping: storage.housekeeping }).pipe(
+      Layer.provide(provider ?? denoiseProviderLayer(config))
+    )
+  }
+  /** `npm start`: the API, and the built-in worker unless HUSH_WORKER=off; needs the core. */
+  const server = <A, E, R>(app: typeof ApiLayer, httpServer: Layer.Layer<A | HttpServer.HttpServer, E, R>) =>
+    config.workerEnabled === false ? api(app, httpServer) : Layer.merge(api(app, httpServer), worker())
+  return { config, core, api, worker, server }
+}
+
+/** The configuration and the deployment's secrets, as every entry point reads them. */
+export const loadDeployment = Effect.gen(function*() {
+  const config = yield* loadConfig
+  // DATA_DIR owner-only before anything is written into it (docs/security.md)
+  yield* secureDataDir(config.dataDir)
+  const keys = yield* loadOrCreateKeys(config.dataDir)
+  return { config, keys }
+})

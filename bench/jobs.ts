@@ -1,0 +1,310 @@
+/**
+ * `npm start` end to end, as a client sees it: the production build on embedded defaults (a
+ * fresh DATA_DIR), N live jobs of S seconds of noisy speech uploaded, validated, then
+ * submitted together; it prints the aggregate speed (N × S ÷ the wall time from the first
+ * submission to the last success) and the memory of the server process, of its embedded
+ * PostgreSQL (PSS of all its processes) and of the ffmpeg children, sampled every 250 ms.
+ *
+ *   npm run bench:jobs -- --jobs 40 --seconds 13
+ *   npm run bench:jobs -- --jobs 1 --seconds 21600        (a 6-hour file: 2.07 GB of WAV)
+ *   npm run bench:jobs -- --idle 30                        (a fresh server doing nothing for 30 s)
+ *   npm run bench:jobs -- --worker-start 5                 (`npm run worker` on PostgreSQL: time to its first claim, 5 times)
+ *
+ * Environment: WORKER_CONCURRENCY and the like pass through to the server;
+ * BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) for --worker-start.
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { createReadStream } from "node:fs"
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { loadavg, tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { makeNoisySpeech } from "../test/support/audio-fixtures.js"
+
+const run = promisify(execFile)
+const here = fileURLToPath(new URL(".", import.meta.url))
+
+const arg = (name: string) => {
+  const at = process.argv.indexOf(`--${name}`)
+  return at < 0 ? undefined : Number(process.argv[at + 1])
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+// --- memory (Linux /proc) --------------------------------------------------------------------
+
+const statusKb = async (pid: number, field: string) => {
+  const text = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "")
+  return Number(new RegExp(`^${field}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? 0)
+}
+const pssKb = async (pid: number) =>
+  Number(/^Pss:\s+(\d+)/m.exec(await readFile(`/proc/${pid}/smaps_rollup`, "utf8").catch(() => ""))?.[1] ?? 0)
+
+const children = async (pid: number) => {
+  const found: Array<number> = []
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue
+    const text = await readFile(`/proc/${name}/stat`, "utf8").catch(() => "")
+    if (Number(text.slice(text.lastIndexOf(")") + 2).split(" ")[1]) === pid) found.push(Number(name))
+  }
+  return found
+}
+
+const comm = (pid: number) => readFile(`/proc/${pid}/comm`, "utf8").then((s) => s.trim(), () => "")
+
+interface Sample {
+  readonly nodeRss: number
+  readonly postgresPss: number
+  readonly ffmpegRss: number
+}
+
+/** Samples the server (node), its PostgreSQL's processes and its ffmpeg children until stopped. */
+const sampler = (server: ChildProcess, dataDir: string) => {
+  const samples: Array<Sample> = []
+  let running = true
+  const loop = (async () => {
+    while (running) {
+      const pid = server.pid!
+      const kids = await children(pid)
+      let ffmpegRss = 0
+      for (const kid of kids) if ((await comm(kid)) === "ffmpeg") ffmpegRss += await statusKb(kid, "VmRSS")
+      let postgresPss = 0
+      const postmaster = Number((await readFile(join(dataDir, "postgres", "data", "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0])
+      if (postmaster > 0) {
+        postgresPss += await pssKb(postmaster)
+        for (const backend of await children(postmaster)) postgresPss += await pssKb(backend)
+      }
+      samples.push({ nodeRss: await statusKb(pid, "VmRSS"), postgresPss, ffmpegRss })
+      await sleep(250)
+    }
+  })()
+  return {
+    stop: async () => {
+      running = false
+      await loop
+      const hwm = await statusKb(server.pid!, "VmHWM")
+      const max = (f: (s: Sample) => number) => Math.max(0, ...samples.map(f)) / 1024
+      return {
+        nodePeakMb: Math.max(max((s) => s.nodeRss), hwm / 1024),
+        nodeLastMb: (samples.at(-1)?.nodeRss ?? 0) / 1024,
+        postgresPeakMb: max((s) => s.postgresPss),
+        ffmpegPeakMb: max((s) => s.ffmpegRss),
+        // node and its database together, sample by sample
+        togetherPeakMb: max((s) => s.nodeRss + s.postgresPss)
+      }
+    }
+  }
+}
+
+// --- the server ------------------------------------------------------------------------------
+
+const startServer = async (dataDir: string, env: Record<string, string> = {}) => {
+  const port = await freePort()
+  const baseUrl = `http://127.0.0.1:${port}`
+  const server = spawn(process.execPath, ["--enable-source-maps", join(here, "api.mjs")], {
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, PUBLIC_BASE_URL: baseUrl, ...env },
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  const started = performance.now()
+  for (;;) {
+    if (server.exitCode !== null) throw new Error("the server exited")
+    const ok = await fetch(`${baseUrl}/v1/health`).then((r) => r.ok, () => false)
+    if (ok) break
+    await sleep(50)
+  }
+  return { server, baseUrl, readyMs: performance.now() - started }
+}
+
+const stopServer = async (server: ChildProcess) => {
+  const exited = new Promise((resolve) => server.once("exit", resolve))
+  server.kill("SIGTERM")
+  await exited
+}
+
+const cli = async (dataDir: string, env: Record<string, string>, ...args: Array<string>) =>
+  JSON.parse((await run(process.execPath, [join(here, "cli.mjs"), ...args, "--json"], { env: { ...process.env, DATA_DIR: dataDir, ...env } })).stdout)
+
+const api = async (baseUrl: string, key: string, method: string, path: string, body?: unknown) => {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body)
+  })
+  const json = await response.json().catch(() => undefined) as any
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`)
+  return json
+}
+
+/** create → upload (one PUT, or its parts) → complete → ready; the file id. */
+const uploadReady = async (baseUrl: string, key: string, path: string) => {
+  const size = (await stat(path)).size
+  const file = await api(baseUrl, key, "POST", "/v1/files", { filename: "talk.wav", size_bytes: size, content_type: "audio/wav" })
+  let parts: Array<{ part_number: number; etag: string }> | undefined
+  if (file.upload.method === "multipart") {
+    parts = []
+    for (const part of file.upload.parts as Array<{ part_number: number; url: string }>) {
+      const start = (part.part_number - 1) * file.upload.part_size
+      const end = Math.min(size, start + file.upload.part_size) - 1
+      const response = await fetch(part.url, {
+        method: "PUT",
+        body: createReadStream(path, { start, end }) as any,
+        duplex: "half",
+        headers: { "content-length": String(end - start + 1) }
+      } as RequestInit)
+      if (!response.ok) throw new Error(`part ${part.part_number}: ${response.status}`)
+      parts.push({ part_number: part.part_number, etag: response.headers.get("etag")! })
+    }
+  } else {
+    const response = await fetch(file.upload.url, { method: "PUT", headers: file.upload.headers, body: await readFile(path) })
+    if (!response.ok) throw new Error(`upload: ${response.status}`)
+  }
+  await api(baseUrl, key, "POST", `/v1/files/${file.id}/complete`, parts === undefined ? undefined : { parts })
+  for (;;) {
+    const got = await api(baseUrl, key, "GET", `/v1/files/${file.id}`)
+    if (got.status === "ready") return file.id as string
+    if (got.status === "rejected") throw new Error(`rejected: ${JSON.stringify(got)}`)
+    await sleep(100)
+  }
+}
+
+/** A WAV of noisy speech `seconds` long (a one-minute unit looped, or cut). */
+const makeInput = async (dir: string, seconds: number) => {
+  const unit = join(dir, "unit.wav")
+  await makeNoisySpeech(unit, { seconds: Math.min(60, seconds) })
+  if (seconds <= 60) return unit
+  const path = join(dir, "input.wav")
+  await run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-stream_loop", String(Math.ceil(seconds / 60) - 1),
+    "-i", unit, "-t", String(seconds), "-c", "copy", path])
+  return path
+}
+
+// --- the cases -------------------------------------------------------------------------------
+
+const jobsCase = async (jobs: number, seconds: number) => {
+  const dir = await mkdtemp(join(tmpdir(), "hush-bench-jobs-"))
+  const dataDir = join(dir, "data")
+  try {
+    const input = await makeInput(dir, seconds)
+    const { server, baseUrl, readyMs } = await startServer(dataDir)
+    try {
+      const account = await cli(dataDir, {}, "admin", "account", "create", "--email", "bench@example.com", "--credit-micros", "100000000000")
+      const key = account.live_key as string
+      const files: Array<string> = []
+      for (let i = 0; i < jobs; i++) files.push(await uploadReady(baseUrl, key, input))
+      const memory = sampler(server, dataDir)
+      const submitted = performance.now()
+      const ids = await Promise.all(files.map((file) => api(baseUrl, key, "POST", "/v1/audio/denoise", { file }).then((job) => job.id as string)))
+      const pending = new Set(ids)
+      while (pending.size > 0) {
+        for (const id of [...pending]) {
+          const job = await api(baseUrl, key, "GET", `/v1/jobs/${id}`)
+          if (job.status === "succeeded") pending.delete(id)
+          else if (job.status === "failed" || job.status === "canceled") throw new Error(`job ${id} ${job.status}: ${JSON.stringify(job.error)}`)
+        }
+        if (pending.size > 0) await sleep(jobs === 1 ? 1_000 : 100)
+      }
+      const wallSeconds = (performance.now() - submitted) / 1000
+      // and the output of one, downloaded
+      const link = await api(baseUrl, key, "GET", `/v1/jobs/${ids[0]}/output`)
+      const output = await fetch(link.url).then((r) => r.arrayBuffer())
+      const downloadedSeconds = (performance.now() - submitted) / 1000
+      const mem = await memory.stop()
+      return {
+        case: `${jobs} × ${seconds} s`, serverReadyMs: Math.round(readyMs), wallSeconds: Number(wallSeconds.toFixed(1)),
+        aggregateXRealTime: Number((jobs * seconds / wallSeconds).toFixed(1)),
+        outputMb: Number((output.byteLength / 1e6).toFixed(1)), downloadedAfterSeconds: Number(downloadedSeconds.toFixed(1)),
+        ...Object.fromEntries(Object.entries(mem).map(([k, v]) => [k, Math.round(v)]))
+      }
+    } finally {
+      await stopServer(server)
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+const idleCase = async (seconds: number) => {
+  const dir = await mkdtemp(join(tmpdir(), "hush-bench-idle-"))
+  const dataDir = join(dir, "data")
+  try {
+    // a first start makes the cluster (initdb); the measured one opens it, as every later start does
+    await stopServer((await startServer(dataDir)).server)
+    const spawned = performance.now()
+    const { server, readyMs } = await startServer(dataDir)
+    const memory = sampler(server, dataDir)
+    await sleep(seconds * 1000 - (performance.now() - spawned))
+    const mem = await memory.stop()
+    await stopServer(server)
+    return { case: `idle for ${seconds} s after start`, serverReadyMs: Math.round(readyMs), ...Object.fromEntries(Object.entries(mem).map(([k, v]) => [k, Math.round(v)])) }
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+/** `npm run worker` against PostgreSQL with a job queued: ms from its spawn to the job being claimed. */
+const workerStartCase = async (times: number) => {
+  const serverUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
+  const dir = await mkdtemp(join(tmpdir(), "hush-bench-worker-"))
+  const dataDir = join(dir, "data")
+  const database = `hush_bench_${Date.now().toString(36)}`
+  const url = new URL(serverUrl)
+  const psql = (sql: string, db = url.pathname.slice(1)) => {
+    const target = new URL(serverUrl)
+    target.pathname = `/${db}`
+    return run("psql", [target.toString(), "-qAt", "-c", sql])
+  }
+  await psql(`CREATE DATABASE ${database}`)
+  url.pathname = `/${database}`
+  const env = { DATABASE_URL: url.toString(), HUSH_WORKER: "off" }
+  const { server, baseUrl } = await startServer(dataDir, env)
+  const claims: Array<number> = []
+  try {
+    const input = await makeInput(dir, 10)
+    const account = await cli(dataDir, env, "admin", "account", "create", "--email", "bench@example.com", "--credit-micros", "100000000")
+    const key = account.live_key as string
+    for (let i = 0; i < times; i++) {
+      const file = await uploadReady(baseUrl, key, input)
+      const job = await api(baseUrl, key, "POST", "/v1/audio/denoise", { file })
+      const spawned = performance.now()
+      const worker = spawn(process.execPath, ["--enable-source-maps", join(here, "worker.mjs")], {
+        env: { ...process.env, DATA_DIR: dataDir, ...env }, stdio: "ignore"
+      })
+      for (;;) {
+        const { stdout } = await psql(`SELECT status FROM jobs WHERE id = '${job.id}'`, database)
+        if (stdout.trim() !== "queued") break
+        await sleep(10)
+      }
+      claims.push(Math.round(performance.now() - spawned))
+      await stopServer(worker) // hands the job back to the queue
+      await api(baseUrl, key, "POST", `/v1/jobs/${job.id}/cancel`)
+    }
+  } finally {
+    await stopServer(server)
+    await psql(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined)
+    await rm(dir, { recursive: true, force: true })
+  }
+  return { case: `npm run worker: spawn → first claim (ms), ${times} times`, claimsMs: claims }
+}
+
+const main = async () => {
+  const before = loadavg().map((l) => l.toFixed(2)).join(" ")
+  const result = arg("idle") !== undefined
+    ? await idleCase(arg("idle")!)
+    : arg("worker-start") !== undefined
+    ? await workerStartCase(arg("worker-start")!)
+    : await jobsCase(arg("jobs") ?? 40, arg("seconds") ?? 13)
+  console.log(JSON.stringify({ ...result, loadBefore: before, loadAfter: loadavg().map((l) => l.toFixed(2)).join(" ") }))
+}
+
+await main()
