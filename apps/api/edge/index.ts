@@ -20,8 +20,14 @@ import { Replay } from "./idempotency.js"
 import { invalidFromIssues } from "./invalid.js"
 import { ErrorsBaseUrl, PROBLEM_CONTENT_TYPE, problemResponse } from "./problem.js"
 
-/** Paths match as written: no trailing-slash, doubled-slash or case folding (decisions.md, Requests). */
-export const StrictRouting = HttpRouter.setRouterConfig({ ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, caseSensitive: true })
+/**
+ * Paths match as written: no trailing-slash, doubled-slash or case folding (decisions.md,
+ * Requests). A parameter may be as long as a request line can be (Node's 16 KiB header
+ * limit): an overlong id is an unknown id (404), not an unknown route.
+ */
+export const StrictRouting = HttpRouter.setRouterConfig({
+  ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, caseSensitive: true, maxParamLength: 16 * 1024
+})
 
 /**
  * No /v1 path needs percent-encoding, and the router would decode it (and cut at `;`): such
