@@ -13,7 +13,7 @@ import { requireScope } from "../../../core/rules/index.js"
 import { CurrentCaller } from "../../../core/services/caller.js"
 import { CurrentSession } from "../../../core/services/sessions.js"
 import { checkBody } from "./body.js"
-import { factsOfRoute } from "./facts.js"
+import { allEndpointFacts, factsOfRoute } from "./facts.js"
 import { checkIdempotencyKey, idempotent } from "./idempotency.js"
 import { EdgeRules } from "./middleware.js"
 import { addressOf, takeToken } from "./rate-limit.js"
@@ -24,6 +24,8 @@ const pathOf = (url: string) => {
 }
 
 export const EdgeRulesLive = Layer.effect(EdgeRules, Effect.gen(function*() {
+  // read the facts now: an endpoint outside the edge stops the server here, not on its first request
+  yield* Effect.sync(allEndpointFacts)
   const limiter = yield* RateLimiter
   const repo = yield* IdempotencyRepo
   const { idempotencyTtlMs } = yield* LimitsConfig

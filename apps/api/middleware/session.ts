@@ -19,7 +19,7 @@ import { SessionRepo, UserRepo } from "../../../core/ports/users.js"
 import { sameSecret } from "../../../core/rules/secrets.js"
 import { RateLimiter } from "../../../core/ports/rate-limiter.js"
 import { authenticateSession, CurrentSession } from "../../../core/services/sessions.js"
-import { takeAddressToken } from "../edge/rate-limit.js"
+import { takeAddressToken, takeToken } from "../edge/rate-limit.js"
 import { SESSION_COOKIE } from "./cookies.js"
 
 export const CSRF_HEADER = "x-csrf-token"
@@ -98,7 +98,10 @@ export const DashboardSessionLive = Layer.effect(DashboardSession, Effect.gen(fu
           Effect.provide(context),
           Effect.tapError(() => takeAddressToken(limiter, request))
         )
-        if (isUnsafe(request.method)) yield* checkCsrf(request, signedIn.csrfToken)
+        if (isUnsafe(request.method)) {
+          // a refused token still costs the account a request
+          yield* Effect.tapError(checkCsrf(request, signedIn.csrfToken), () => takeToken(limiter, "creates", `account:${signedIn.account.id}`))
+        }
         return signedIn
       })
   }
