@@ -53,7 +53,7 @@ describe("the edge", () => {
       expect({ path, status: reply.status, code: JSON.parse(reply.text).code }).toEqual({ path, status: 404, code: "not_found" })
       expect(reply.headers["ratelimit-limit"], path).toBeUndefined()
     }
-    for (const path of ["/v1/me/", "/V1/ME", "//v1/me", "/v1/health/", "/v1/%6De"]) {
+    for (const path of ["/v1/me/", "/V1/ME", "//v1/me", "/v1/health/", "/v1/%6De", "/%761/me", "/v1/me;x", "/v1/jobs/", "/v1/files//complete"]) {
       expect((await raw(server, "GET", path, json)).status, path).toBe(404)
     }
     // none of them made a file: all 10 open uploads are still free

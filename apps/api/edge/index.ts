@@ -14,6 +14,7 @@ import {
   type ApiError, ApiErrorSchema, InternalError, isApiError, MethodNotAllowed, NotFound
 } from "../../../core/errors.js"
 import { IdGenerator } from "../../../core/ports/ids.js"
+import { STORAGE_PATH_PREFIX } from "../../../adapters/local-storage/config.js"
 import { bufferBody } from "./body.js"
 import { methodsOfPath } from "./facts.js"
 import { Replay } from "./idempotency.js"
@@ -30,10 +31,14 @@ export const StrictRouting = HttpRouter.setRouterConfig({
 })
 
 /**
- * No /v1 path needs percent-encoding, and the router would decode it (and cut at `;`): such
- * a spelling is another path, and no path of the spec.
+ * No path of ours needs percent-encoding or `;`, and the router would decode the one
+ * (`/%761/files` is `/v1/files` to it) and cut at the other: such a spelling is another path,
+ * no path of the spec. Nor has any an empty segment (`//`, a trailing `/`), which the router
+ * would match as an empty parameter (`/v1/jobs/` as `/v1/jobs/:job_id`). Storage keys are
+ * encoded, and signed, so the storage handler parses its own.
  */
-const isCanonicalApiPath = (pathname: string) => !/[%;]/.test(pathname)
+const isCanonicalPath = (pathname: string) =>
+  pathname.startsWith(`${STORAGE_PATH_PREFIX}/`) || !(/[%;]|\/\//.test(pathname) || (pathname.length > 1 && pathname.endsWith("/")))
 
 const decodeApiError = Schema.decodeUnknownOption(ApiErrorSchema)
 
@@ -97,10 +102,10 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
     const run = (served: HttpServerRequest.HttpServerRequest) =>
       Effect.provideService(app, HttpServerRequest.HttpServerRequest, served)
 
-    const handled: HttpApp.Default<unknown> = pathname.startsWith("/v1/")
-      ? isCanonicalApiPath(pathname)
-        ? Effect.flatMap(bufferBody(request), run)
-        : Effect.fail(new NotFound({ detail: `no route for ${request.method} ${pathname}` }))
+    const handled: HttpApp.Default<unknown> = !isCanonicalPath(pathname)
+      ? Effect.fail(new NotFound({ detail: `no route for ${request.method} ${pathname}` }))
+      : pathname.startsWith("/v1/")
+      ? Effect.flatMap(bufferBody(request), run)
       : app
     return handled.pipe(
       Effect.map((response) =>
