@@ -12,6 +12,7 @@
  *
  * Environment: WORKER_CONCURRENCY and the like pass through to the server;
  * BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) for --worker-start.
+ * BENCH_SERVER_NODE_ARGS: extra node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p".
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { createReadStream } from "node:fs"
@@ -112,7 +113,9 @@ const sampler = (server: ChildProcess, dataDir: string) => {
 const startServer = async (dataDir: string, env: Record<string, string> = {}) => {
   const port = await freePort()
   const baseUrl = `http://127.0.0.1:${port}`
-  const server = spawn(process.execPath, ["--enable-source-maps", join(here, "api.mjs")], {
+  // BENCH_SERVER_NODE_ARGS: extra node flags for the server (e.g. --cpu-prof --cpu-prof-dir=DIR)
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")
+  const server = spawn(process.execPath, ["--enable-source-maps", ...nodeArgs, join(here, "api.mjs")], {
     env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, PUBLIC_BASE_URL: baseUrl, ...env },
     stdio: ["ignore", "ignore", "inherit"]
   })
