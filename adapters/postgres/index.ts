@@ -11,10 +11,12 @@
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { Layer, Redacted } from "effect"
 import { PostgresMigrations } from "./migrations.js"
+import { PostgresOperationalStats } from "./operational-stats.js"
 import { PostgresRepositories } from "./repositories.js"
 import { PostgresTransactor } from "./transactor.js"
 
 export * from "./errors.js"
+export * from "./operational-stats.js"
 export { migrate, MIGRATIONS, MIGRATIONS_TABLE, PostgresMigrations } from "./migrations.js"
 export * from "./repositories.js"
 export * from "./transactor.js"
@@ -23,7 +25,7 @@ export * from "./users.js"
 export * from "./verify.js"
 
 /** All repositories and the Transactor, after the migrations ran. Requires SqlClient. */
-export const PostgresPersistence = Layer.mergeAll(PostgresRepositories, PostgresTransactor).pipe(
+export const PostgresPersistence = Layer.mergeAll(PostgresRepositories, PostgresTransactor, PostgresOperationalStats).pipe(
   Layer.provide(PostgresMigrations)
 )
 

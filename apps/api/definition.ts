@@ -22,6 +22,7 @@ import { STRICT } from "./edge/strict.js"
 import { AuthGroup, SessionGroup } from "./groups/auth.js"
 import { DashboardGroup } from "./groups/dashboard.js"
 import { describeProblems } from "./openapi.js"
+import { OperationsGroup } from "./operations/group.js"
 
 /** JSON bodies are decoded strictly (edge/strict.ts): an unknown field is `422 invalid_request`. */
 const strict = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ parseOptions: STRICT }) as S
@@ -128,6 +129,8 @@ export const HushApi = HttpApi.make("hush")
   .add(AuthGroup)
   .add(SessionGroup)
   .add(DashboardGroup)
+  // /metrics and /readyz: outside /v1 and the public reference
+  .add(OperationsGroup)
   .addError(InvalidRequest)
   .addError(InsufficientScope)
   .addError(RequestTooLarge)

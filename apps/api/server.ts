@@ -1,6 +1,6 @@
 /** The HTTP app: the HttpApi, its handlers, the edge, storage and page routes. */
 import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
-import { Layer } from "effect"
+import { Layer, Option } from "effect"
 import { BackgroundLive } from "./background.js"
 import { ServerInfo } from "./context.js"
 import { HushApi } from "./definition.js"
@@ -15,6 +15,9 @@ import { DashboardHandlers } from "./handlers/dashboard.js"
 import { PublicHandlers } from "./handlers/public.js"
 import { AuthHandlers, SessionHandlers } from "./handlers/sessions.js"
 import { BrowserOriginLive, DashboardSessionLive } from "./middleware/session.js"
+import { MetricsAccess, type MetricsAccessOptions } from "./operations/access.js"
+import { OperationsHandlers } from "./operations/handlers.js"
+import { DrainingLive } from "./operations/readiness.js"
 import { PageRoutes } from "./pages.js"
 import { StatusProbeLive } from "./status.js"
 
@@ -24,6 +27,8 @@ export interface ApiOptions {
   readonly publicBaseUrl: string
   readonly env: string
   readonly gpuConfigured: boolean
+  /** `/metrics`: off (404) without a token (apps/runtime/observability.ts). */
+  readonly metrics?: MetricsAccessOptions | undefined
 }
 
 /** Where each error code's page is: the `type` URIs of problem bodies. */
@@ -34,9 +39,11 @@ export const errorsBaseUrlOf = (publicBaseUrl: string) => `${publicBaseUrl}/erro
  * blob store's own routes where it has some (storageLayers).
  */
 export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<never, E, R>) => {
-  const handlers = Layer.mergeAll(PublicHandlers, FilesHandlers, JobsHandlers, AccountHandlers, AuthHandlers, SessionHandlers, DashboardHandlers).pipe(
+  const handlers = Layer.mergeAll(PublicHandlers, FilesHandlers, JobsHandlers, AccountHandlers, AuthHandlers, SessionHandlers, DashboardHandlers, OperationsHandlers).pipe(
     Layer.provide(Layer.mergeAll(
       BackgroundLive,
+      DrainingLive,
+      Layer.succeed(MetricsAccess, options.metrics ?? { token: Option.none(), ownPort: false }),
       StatusProbeLive({ gpuConfigured: options.gpuConfigured }),
       Layer.succeed(ServerInfo, { version: VERSION, env: options.env })
     ))

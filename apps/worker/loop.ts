@@ -16,11 +16,12 @@
  * than 1 and fewer than `concurrency` run. A 6-hour job runs alone; 13-second jobs run
  * `concurrency` at a time, their chunks interleaved on the same threads.
  */
-import { Cause, Duration, Effect, Exit, FiberSet, Option, Queue, Ref } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, FiberSet, Metric, Option, Queue, Ref } from "effect"
 import { BUILTIN_RUNNER } from "../../adapters/rnnoise/provider.js"
 import { findModel, ModelCatalog } from "../../core/domain/catalog.js"
 import { LimitsConfig } from "../../core/domain/limits.js"
 import type { JobRecord } from "../../core/domain/records.js"
+import * as Metrics from "../../core/observability/metrics.js"
 import { DenoiseProvider, type DenoiseRequest } from "../../core/ports/denoise-provider.js"
 import type { JobTransitionRefused } from "../../core/rules/jobs.js"
 import { claimNext, failJob, handBackJob, heartbeat, recoverLapsedLeases, succeedJob } from "../../core/services/worker.js"
@@ -62,8 +63,21 @@ const holdLease = (job: JobRecord, owner: string, progress: Ref.Ref<number>) =>
 const finishing = <R>(move: Effect.Effect<unknown, JobTransitionRefused, R>, outcome: JobOutcome) =>
   move.pipe(Effect.as(outcome), Effect.catchTag("JobTransitionRefused", () => Effect.succeed<JobOutcome>("lease_lost")))
 
-/** Runs one claimed job to its end. */
+/** Runs one claimed job to its end, and records how long it ran (and its real-time factor when it succeeded). */
 export const processJob = (job: JobRecord, owner: string) =>
+  Effect.gen(function*() {
+    const started = yield* Clock.currentTimeNanos
+    const outcome = yield* runJob(job, owner)
+    const seconds = Number((yield* Clock.currentTimeNanos) - started) / 1e9
+    yield* Metrics.observe(Metrics.jobDuration, { model: job.model, outcome }, seconds)
+    yield* Metrics.count(Metrics.workerBusySeconds, {}, seconds)
+    if (outcome === "succeeded" && job.durationSeconds > 0) {
+      yield* Metrics.observe(Metrics.jobRealtimeFactor, { model: job.model }, seconds / job.durationSeconds)
+    }
+    return outcome
+  })
+
+const runJob = (job: JobRecord, owner: string) =>
   Effect.gen(function*() {
     const provider = yield* DenoiseProvider
     const model = findModel(yield* ModelCatalog, job.model)
@@ -155,6 +169,8 @@ export const runWorker = (options: WorkerLoopOptions) => {
   // could renew, fail or finish the job after another slot of this process had claimed it again.
   const ownerOf = (slot: number) => (slot === 0 ? options.owner : `${options.owner}#${slot + 1}`)
   return Effect.scoped(Effect.gen(function*() {
+    // several workers in one process (tests) add up
+    yield* Effect.acquireRelease(Metric.incrementBy(Metrics.workerSlots, concurrency), () => Metric.incrementBy(Metrics.workerSlots, -concurrency))
     const running = yield* FiberSet.make<unknown, never>()
     const free = Array.from({ length: concurrency }, (_, slot) => slot)
     let load = 0
@@ -173,12 +189,13 @@ export const runWorker = (options: WorkerLoopOptions) => {
           const job = claimed.value
           const weight = yield* weightOf(job)
           load += weight
+          yield* Metric.increment(Metrics.workerBusySlots)
           const release = Effect.zipRight(
             Effect.sync(() => {
               load -= weight
               free.push(slot)
             }),
-            Queue.offer(ended, undefined)
+            Effect.zipRight(Metric.incrementBy(Metrics.workerBusySlots, -1), Queue.offer(ended, undefined))
           )
           yield* FiberSet.run(running, restore(processJob(job, owner)).pipe(
             Effect.onInterrupt(() => handBack(job, owner)),

@@ -7,6 +7,7 @@ import { AudioProbe } from "../ports/audio.js"
 import { BlobStore, type UploadTarget } from "../ports/blob-store.js"
 import { IdGenerator } from "../ports/ids.js"
 import { FileRepo, JobRepo, WalletRepo } from "../ports/repositories.js"
+import * as Metrics from "../observability/metrics.js"
 import { transactionally } from "../ports/transactor.js"
 import { checkDeletable, checkNewFile, completeUpload, markReady, markRejected, planUpload, requireScope } from "../rules/index.js"
 import { AUDIO_REJECTION_MESSAGES } from "../rules/files.js"
@@ -190,7 +191,15 @@ export const validateFile = (id: string) =>
     const limits = yield* LimitsConfig
     // a storage fault (BlobError) stays in the error channel and leaves the file validating for
     // a retry: it says nothing about the audio, so it must not reject the upload
+    const started = yield* Clock.currentTimeNanos
+    const measured = (outcome: "ready" | "rejected" | "error") =>
+      Effect.flatMap(Clock.currentTimeNanos, (ended) =>
+        Effect.zipRight(
+          Metrics.count(Metrics.validations, { outcome }),
+          Metrics.observe(Metrics.validationDuration, { outcome }, Number(ended - started) / 1e9)
+        ))
     const outcome = yield* probe.probe(blobs.read(file.storageKey), { timeLimitMs: limits.validationTimeLimitMs[file.mode] }).pipe(
+      Effect.tapError(() => measured("error")),
       Effect.map((result) => Either.right(result)),
       Effect.catchTag("AudioRejected", (rejected) =>
         Effect.as(
@@ -204,6 +213,7 @@ export const validateFile = (id: string) =>
       onLeft: (error) => markRejected(file, AUDIO_REJECTION_MESSAGES[error.reason], now)
     })
     yield* files.update(next)
+    yield* measured(next.status === "ready" ? "ready" : "rejected")
     return Option.some(next)
   })
 

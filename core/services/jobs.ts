@@ -15,6 +15,7 @@ import type { Caller } from "./caller.js"
 import { decodeCursor, encodeCursor } from "./cursor.js"
 import { downloadStem } from "../rules/storage.js"
 import { ownedFile } from "./files.js"
+import * as Metrics from "../observability/metrics.js"
 import { walletStep } from "./wallet.js"
 
 const notFound = (id: string) => new NotFound({ detail: `no job '${id}' exists on this account` })
@@ -104,6 +105,8 @@ export const createDenoiseJob = (caller: Caller, request: { readonly file: strin
           insert
         )
     )
+    yield* Metrics.count(Metrics.jobsCreated, { model: job.model, mode: job.mode })
+    if (caller.mode === "live" && price.costMicros > 0) yield* Metrics.count(Metrics.creditHeldMicros, {}, price.costMicros)
     return job
   })
 
@@ -115,6 +118,8 @@ export const releaseHold = (job: JobRecord, reason: string) =>
   job.mode === "test"
     ? Effect.void
     : walletStep(job.accountId, (w, now, mint) => Wallet.release(w, job.id, now, mint, reason)).pipe(
+      // the hold was the job's estimate (createDenoiseJob)
+      Effect.tap(() => Metrics.count(Metrics.creditReleasedMicros, {}, job.pricing.estimatedMicros)),
       // a hold already resolved is a lost race, never a second release
       Effect.catchTag("HoldNotOpen", () => Effect.void),
       Effect.asVoid
@@ -131,7 +136,7 @@ export const cancelJob = (caller: Caller, id: string) =>
       yield* Effect.flatMap(JobRepo, (jobs) => jobs.update(canceled))
       yield* releaseHold(canceled, `job ${job.id} canceled`)
       return canceled
-    }))
+    })).pipe(Effect.tap((canceled) => Metrics.count(Metrics.jobsFinished, { state: "canceled", model: canceled.model })))
   })
 
 export interface JobListRequest {

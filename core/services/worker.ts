@@ -13,6 +13,7 @@ import { transactionally } from "../ports/transactor.js"
 import { JobRules } from "../rules/index.js"
 import * as Wallet from "../wallet/wallet.js"
 import { releaseHold } from "./jobs.js"
+import * as Metrics from "../observability/metrics.js"
 import { walletStep } from "./wallet.js"
 
 const save = (job: JobRecord) => Effect.flatMap(JobRepo, (jobs) => jobs.update(job))
@@ -77,7 +78,12 @@ export const succeedJob = (jobId: string, owner: string, output: StoredOutput) =
     const succeeded = yield* JobRules.succeed(job, owner, { output: outputRecord(output), ...charge, now })
     yield* save(succeeded)
     return succeeded
-  }))
+  })).pipe(Effect.tap((succeeded) =>
+    Effect.zipRight(
+      Metrics.count(Metrics.jobsFinished, { state: "succeeded", model: succeeded.model }),
+      Metrics.count(Metrics.creditCapturedMicros, {}, succeeded.chargedMicros ?? 0)
+    )
+  ))
 
 const outputRecord = (output: StoredOutput) =>
   new JobOutputRecord({ ...output, deletedAt: null })
@@ -95,6 +101,7 @@ export const failJob = (jobId: string, owner: string, error: { readonly code: Jo
     yield* releaseHold(failed, `job ${job.id} failed: ${error.code}`)
     return failed
   })).pipe(
+    Effect.tap((failed) => Metrics.count(Metrics.jobsFinished, { state: "failed", model: failed.model })),
     Effect.tap(() => Effect.logWarning(`job failed: ${error.code}: ${error.detail}`).pipe(Effect.annotateLogs({ jobId })))
   )
 
@@ -121,6 +128,7 @@ export const recoverLapsedLeases = (limit = 100) =>
         if (Either.isLeft(next)) return false // renewed or finished meanwhile
         yield* save(next.right)
         if (next.right.status === "failed") {
+          yield* Metrics.count(Metrics.jobsFinished, { state: "failed", model: job.model })
           yield* releaseHold(next.right, `job ${job.id} failed: worker lost`)
           yield* Effect.logWarning(`job failed: internal_error: its worker stopped responding ${job.attempts} times`).pipe(
             Effect.annotateLogs({ jobId: job.id })

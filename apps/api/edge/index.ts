@@ -17,6 +17,7 @@ import { IdGenerator } from "../../../core/ports/ids.js"
 import { STORAGE_PATH_PREFIX } from "../../../adapters/local-storage/config.js"
 import { bufferBody } from "./body.js"
 import { methodsOfPath } from "./facts.js"
+import { countProblem, CurrentRequestFacts, recordAnswer, type RequestFacts } from "./observe.js"
 import { Replay } from "./idempotency.js"
 import { invalidFromIssues } from "./invalid.js"
 import { ErrorsBaseUrl, PROBLEM_CONTENT_TYPE, problemResponse } from "./problem.js"
@@ -69,9 +70,16 @@ type EdgeNeeds = ErrorsBaseUrl | IdGenerator
 
 const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: string): HttpApp.Default =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const started = performance.now()
     const requestId = ids.next("req")
     const headers: Record<string, string> = { "x-request-id": requestId }
-    const problem = (error: ApiError) => problemResponse(error, { errorsBaseUrl, requestId })
+    // the caller, once known (edge/rules.ts), and the problem answered, for the request's metrics and log line
+    const facts: RequestFacts = {}
+    let answeredProblem: ApiError | undefined
+    const problem = (error: ApiError) => {
+      answeredProblem = error
+      return problemResponse(error, { errorsBaseUrl, requestId })
+    }
     const pathname = pathOf(request.url)
     const internal = (cause: unknown) =>
       Effect.as(
@@ -101,18 +109,24 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
 
     const run = (served: HttpServerRequest.HttpServerRequest) =>
       Effect.provideService(app, HttpServerRequest.HttpServerRequest, served)
+    const answered = (response: HttpServerResponse.HttpServerResponse) =>
+      Effect.zipRight(
+        answeredProblem === undefined ? Effect.void : countProblem(answeredProblem),
+        recordAnswer({ requestId, method: request.method, pathname, status: response.status, seconds: (performance.now() - started) / 1000, facts })
+      )
 
     const handled: HttpApp.Default<unknown> = !isCanonicalPath(pathname)
       ? Effect.fail(new NotFound({ detail: `no route for ${request.method} ${pathname}` }))
       : pathname.startsWith("/v1/")
       ? Effect.flatMap(bufferBody(request), run)
       : app
-    return handled.pipe(
+    return Effect.provideService(handled, CurrentRequestFacts, facts).pipe(
       Effect.map((response) =>
         response.status >= 400 && !isProblem(response) && response.body._tag === "Uint8Array" ? problem(errorOfResponse(response)) : response
       ),
       Effect.catchAllCause(answerCause),
-      Effect.map((response) => HttpServerResponse.setHeaders(response, headers))
+      Effect.map((response) => HttpServerResponse.setHeaders(response, headers)),
+      Effect.tap(answered)
     )
   })
 

@@ -9,6 +9,7 @@ import { HttpApp, type HttpServerRequest, HttpServerResponse } from "@effect/pla
 import { Effect, Option } from "effect"
 import { RateLimited } from "../../../core/errors.js"
 import { type RateDecision, RateLimiter } from "../../../core/ports/rate-limiter.js"
+import * as Metrics from "../../../core/observability/metrics.js"
 import type { BucketName } from "./annotations.js"
 
 export const BUCKETS = {
@@ -41,7 +42,9 @@ export const takeToken = (limiter: RateLimiter["Type"], bucket: LimitedBucket, w
     (decision) => {
       const headers = rateLimitHeaders(decision)
       const tagged = HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
-      return decision.allowed ? tagged : Effect.zipRight(tagged, Effect.fail(rateLimitedError(decision)))
+      return decision.allowed
+        ? tagged
+        : Effect.zipRight(Effect.zipRight(tagged, Metrics.count(Metrics.rateLimitRejections, { bucket })), Effect.fail(rateLimitedError(decision)))
     }
   )
 

@@ -1,0 +1,89 @@
+/**
+ * What the edge records of each request once it is answered: the request metrics (by route
+ * template, never the raw path), the problem counters, and one log line with the request id,
+ * route, status, duration and the caller's account and key ids. Headers, bodies and query
+ * strings are never logged: they carry keys, signed URLs' signatures and session cookies.
+ */
+import { Context, Effect } from "effect"
+import { STORAGE_PATH_PREFIX } from "../../../adapters/local-storage/config.js"
+import type { ApiError } from "../../../core/errors.js"
+import * as Metrics from "../../../core/observability/metrics.js"
+import { allEndpointFacts, pathMatches } from "./facts.js"
+
+/** Who called, filled in by the edge's middleware once known (edge/rules.ts), read when the answer is logged. */
+export interface RequestFacts {
+  accountId?: string
+  keyId?: string
+}
+export class CurrentRequestFacts extends Context.Tag("hush/edge/CurrentRequestFacts")<CurrentRequestFacts, RequestFacts>() {}
+
+/** Records the caller for the request's log line (a no-op outside the edge). */
+export const noteCaller = (caller: { readonly accountId: string; readonly keyId?: string | undefined }) =>
+  Effect.serviceOption(CurrentRequestFacts).pipe(Effect.map((facts) => {
+    if (facts._tag === "None") return
+    facts.value.accountId = caller.accountId
+    if (caller.keyId !== undefined) facts.value.keyId = caller.keyId
+  }))
+
+let templatesByMethod: Map<string, ReadonlyArray<string>> | undefined
+/** The HttpApi's templates by method, static segments first, as the router prefers them. */
+const templates = (method: string) => {
+  if (templatesByMethod === undefined) {
+    const map = new Map<string, Array<string>>()
+    for (const facts of allEndpointFacts()) map.set(facts.method, [...(map.get(facts.method) ?? []), facts.path])
+    const params = (path: string) => path.split("/").filter((s) => s.startsWith(":")).length
+    for (const list of map.values()) list.sort((a, b) => params(a) - params(b))
+    templatesByMethod = map
+  }
+  return templatesByMethod.get(method) ?? []
+}
+
+/** Routes outside the HttpApi with a bounded set of paths. */
+const OTHER_ROUTES = new Set(["/docs", "/v1/openapi.json", "/metrics", "/readyz"])
+
+/** The route template a request matched (`/v1/jobs/:job_id`); `unmatched` for no route: never the raw path. */
+export const routeOf = (method: string, pathname: string): string => {
+  const template = templates(method).find((t) => pathMatches(t, pathname))
+  if (template !== undefined) return template
+  if (pathname.startsWith(`${STORAGE_PATH_PREFIX}/`)) return `${STORAGE_PATH_PREFIX}/*`
+  if (pathname.startsWith("/errors/") && pathname.split("/").length === 3) return "/errors/:code"
+  if (OTHER_ROUTES.has(pathname)) return pathname
+  return "unmatched"
+}
+
+/** Counts a problem answer by its code; rate-limit and quota refusals also by their own counters. */
+export const countProblem = (error: ApiError) =>
+  Effect.zipRight(
+    Metrics.count(Metrics.problems, { code: error.code, status: String(error.status) }),
+    error.code === "quota_exceeded" || error.code === "insufficient_credit"
+      ? Metrics.count(Metrics.quotaRejections, { code: error.code })
+      : Effect.void
+  )
+
+export interface Answered {
+  readonly requestId: string
+  readonly method: string
+  readonly pathname: string
+  readonly status: number
+  readonly seconds: number
+  readonly facts: RequestFacts
+}
+
+/** The request's metrics and its one log line. */
+export const recordAnswer = (answer: Answered) => {
+  const route = routeOf(answer.method, answer.pathname)
+  const labels = { route, method: answer.method, status: String(answer.status) }
+  return Effect.all([
+    Metrics.count(Metrics.httpRequests, labels),
+    Metrics.observe(Metrics.httpRequestDuration, labels, answer.seconds),
+    Effect.logInfo("request").pipe(Effect.annotateLogs({
+      requestId: answer.requestId,
+      method: answer.method,
+      route,
+      status: answer.status,
+      durationMs: Math.round(answer.seconds * 1e4) / 10,
+      ...(answer.facts.accountId === undefined ? {} : { accountId: answer.facts.accountId }),
+      ...(answer.facts.keyId === undefined ? {} : { keyId: answer.facts.keyId })
+    }))
+  ], { discard: true })
+}
