@@ -21,7 +21,10 @@ const program = Effect.gen(function*() {
   )))
   // the built-in worker runs here unless HUSH_WORKER=off (e.g. when workers run apart, on PostgreSQL)
   // the ffmpeg check runs while the core builds; serving starts after both
-  const server = root.server(apiLayer, httpServer).pipe(Layer.provide(Layer.merge(root.core, requireFfmpegLayer("Hush"))))
+  const server = Layer.merge(root.server(apiLayer, httpServer), root.metricsPort).pipe(
+    Layer.provide(Layer.merge(root.core, requireFfmpegLayer("Hush"))),
+    Layer.provide(root.telemetry)
+  )
   yield* Effect.logInfo(`Hush ${config.env}: data in ${config.dataDir}, store ${config.store}, links at ${config.publicBaseUrl}`)
   return yield* Layer.launch(server)
 })

@@ -7,6 +7,7 @@ import { resolve } from "node:path"
 import type { RetryPolicy } from "../../adapters/http-provider/client.js"
 import { S3Config, type S3Options } from "../../adapters/s3/config.js"
 import type { Limits } from "../../core/domain/limits.js"
+import { loadObservabilityConfig, type ObservabilityConfig } from "./observability.js"
 
 export type StoreKind = "memory" | "embedded" | "postgres"
 /** Where file bytes live: the local disk of this node, or S3 (any S3-compatible store). */
@@ -55,6 +56,8 @@ export interface HushConfig {
   readonly gpuProvider?: GpuProviderConfig | undefined
   /** Mail, OAuth providers and terms of self-serve accounts (`loadAccountsConfig`); defaults when absent. */
   readonly accounts?: AccountsConfig | undefined
+  /** Metrics, logs and traces (apps/runtime/observability.ts); all off or default when absent. */
+  readonly observability?: ObservabilityConfig | undefined
 }
 
 export interface OAuthClientConfig {
@@ -191,8 +194,9 @@ export const loadConfig = Effect.gen(function*() {
   const workerEnabled = (yield* Config.string("HUSH_WORKER").pipe(Config.withDefault("on"))) !== "off"
   const workerConcurrency = Option.getOrUndefined(yield* Config.option(Config.integer("WORKER_CONCURRENCY")))
   const accounts = yield* loadAccountsConfig
+  const observability = yield* loadObservabilityConfig
   return {
     port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore, s3, redisUrl, limits, gpuProvider, workerEnabled, workerConcurrency,
-    accounts
+    accounts, observability
   } satisfies HushConfig
 })

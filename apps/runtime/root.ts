@@ -7,7 +7,7 @@
  * worker runs with WORKER_CONCURRENCY.
  */
 import type { HttpServer } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { AccountSettings } from "../../core/domain/account-settings.js"
 import type { Limits } from "../../core/domain/limits.js"
 import type { PasswordHasher } from "../../core/ports/password-hasher.js"
@@ -15,6 +15,8 @@ import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
 import type { apiLayer as ApiLayer } from "../api/server.js"
 import { WorkerLive, type WorkerOptions } from "../worker/background.js"
 import { type HushConfig, loadConfig } from "./config.js"
+import { metricsPortLayer } from "./metrics-port.js"
+import { DEFAULT_OBSERVABILITY, loggingLayer } from "./observability.js"
 import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "./layers.js"
 import { type DeploymentKeys, loadOrCreateKeys, secureDataDir } from "./secrets.js"
 
@@ -40,6 +42,7 @@ export interface WorkerOverrides extends Omit<WorkerOptions, "housekeeping"> {
 export type CoreServices = Layer.Layer.Success<ReturnType<typeof coreLayer>>
 
 export const compose = (config: HushConfig, keys: DeploymentKeys, options: ComposeOptions = {}) => {
+  const observability = config.observability ?? DEFAULT_OBSERVABILITY
   const storage = storageLayers(config, keys)
   const core = coreLayer(config, keys, storage.store, {
     runners: options.runners ?? configuredRunners(config),
@@ -54,7 +57,10 @@ export const compose = (config: HushConfig, keys: DeploymentKeys, options: Compo
    * never loads the HTTP surface: its OpenAPI page alone is megabytes of script to parse.
    */
   const api = <A, E, R>(app: typeof ApiLayer, httpServer: Layer.Layer<A | HttpServer.HttpServer, E, R>) =>
-    app({ publicBaseUrl: config.publicBaseUrl, env: config.env, gpuConfigured: config.gpuProvider !== undefined }, storage.routes).pipe(
+    app({
+      publicBaseUrl: config.publicBaseUrl, env: config.env, gpuConfigured: config.gpuProvider !== undefined,
+      metrics: { token: observability.metricsToken, ownPort: Option.isSome(observability.metricsPort) }
+    }, storage.routes).pipe(
       Layer.provide(httpServer)
     )
   /** The job loop and the lifecycle sweeper (with the blob store's housekeeping); needs the core. */
@@ -67,7 +73,16 @@ export const compose = (config: HushConfig, keys: DeploymentKeys, options: Compo
   /** `npm start`: the API, and the built-in worker unless HUSH_WORKER=off; needs the core. */
   const server = <A, E, R>(app: typeof ApiLayer, httpServer: Layer.Layer<A | HttpServer.HttpServer, E, R>) =>
     config.workerEnabled === false ? api(app, httpServer) : Layer.merge(api(app, httpServer), worker())
-  return { config, core, api, worker, server }
+  /**
+   * The process's logger and level (HUSH_LOG_FORMAT, HUSH_LOG_LEVEL) and its tracer
+   * (OTEL_EXPORTER_OTLP_ENDPOINT): the entry points provide it below everything they run.
+   */
+  const telemetry = loggingLayer(observability)
+  /** `/metrics` on METRICS_PORT with METRICS_TOKEN (needs the core); nothing otherwise. */
+  const metricsPort = Option.isSome(observability.metricsPort) && Option.isSome(observability.metricsToken)
+    ? metricsPortLayer({ port: observability.metricsPort.value, token: observability.metricsToken.value })
+    : Layer.empty
+  return { config, core, api, worker, server, telemetry, metricsPort }
 }
 
 /** The configuration and the deployment's secrets, as every entry point reads them. */

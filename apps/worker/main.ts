@@ -16,7 +16,10 @@ const program = Effect.gen(function*() {
   }
   const root = compose(config, keys)
   // the ffmpeg check runs while the core builds (database, migrations); claiming starts after both
-  return yield* Layer.launch(root.worker().pipe(Layer.provide(Layer.merge(root.core, requireFfmpegLayer("Hush worker")))))
+  return yield* Layer.launch(Layer.merge(root.worker(), root.metricsPort).pipe(
+    Layer.provide(Layer.merge(root.core, requireFfmpegLayer("Hush worker"))),
+    Layer.provide(root.telemetry)
+  ))
 })
 
 NodeRuntime.runMain(program)
