@@ -24,6 +24,7 @@ import type { WorkerOptions } from "../../apps/worker/background.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
 import type { AccountsConfig, GpuProviderConfig, HushConfig } from "../../apps/runtime/config.js"
 import { compose, type CoreServices } from "../../apps/runtime/root.js"
+import { DEFAULT_OBSERVABILITY, type ObservabilityConfig } from "../../apps/runtime/observability.js"
 import type { AccountSettings } from "../../core/domain/account-settings.js"
 import type { Limits } from "../../core/domain/limits.js"
 import { createAccountWithKeys } from "../../core/services/accounts.js"
@@ -65,6 +66,8 @@ export interface TestServerOptions {
   readonly accounts?: AccountsConfig
   /** Overrides of the accounts' numbers (e.g. a higher signup limit for a file that signs many up). */
   readonly accountSettings?: Partial<AccountSettings>
+  /** Metrics, logs and traces as the environment configures them (METRICS_TOKEN & co.); off by default. */
+  readonly observability?: Partial<ObservabilityConfig>
 }
 
 export const startTestServer = async (options: TestServerOptions = {}) => {
@@ -74,7 +77,8 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const config: HushConfig = {
     port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none(),
     blobStore: options.s3 === undefined ? "local" : "s3", s3: options.s3, redisUrl: Option.none(),
-    gpuProvider: options.gpuProvider, accounts: options.accounts
+    gpuProvider: options.gpuProvider, accounts: options.accounts,
+    observability: { ...DEFAULT_OBSERVABILITY, ...options.observability }
   }
   const keys = { signingSecret: "e2e-signing-secret-0123456789abcdef", cursorKey: "e2e-cursor-key" }
   // the same composition as `npm start` (apps/runtime/root.ts), on a test configuration
@@ -83,7 +87,7 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const core: Layer.Layer<CoreServices> = options.override === undefined
     ? root.core
     : Layer.provideMerge(options.override, root.core) as Layer.Layer<CoreServices>
-  const http = root.api(apiLayer, NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
+  const http = Layer.merge(root.api(apiLayer, NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })), root.metricsPort)
   const server = options.worker === undefined || options.worker === false
     ? http
     : Layer.merge(http, root.worker({ ...options.workerOptions, provider: options.worker === true ? undefined : options.worker }))

@@ -1,0 +1,210 @@
+/**
+ * `/metrics` (issue 15): a live flow, then the scrape parsed with a Prometheus text-format
+ * parser: each counter and histogram moved by exactly what the flow did. The registry is
+ * the process's, so every check is a difference between two scrapes. `/metrics` answers only
+ * the metrics token, and is off without one; METRICS_PORT moves it off the public port.
+ */
+import { Effect, Layer, Option, Redacted } from "effect"
+import parsePrometheus from "parse-prometheus-text-format"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ServiceUnavailable } from "../../core/errors.js"
+import { RateLimiter } from "../../core/ports/rate-limiter.js"
+import { freePort, startTestServer, type TestServer } from "../support/server.js"
+import { call, denoise, expectProblem, readyFile, tone, waitForJob } from "./helpers.js"
+
+const TOKEN = "metrics-token-0123456789abcdef"
+
+type Labels = Record<string, string>
+interface Scrape {
+  readonly value: (name: string, labels?: Labels) => number
+  readonly histogram: (name: string, labels?: Labels) => { count: number; sum: number; buckets: Record<string, number> }
+  readonly text: string
+}
+
+const matches = (have: Labels | undefined, want: Labels) => Object.entries(want).every(([k, v]) => (have ?? {})[k] === v)
+
+/**
+ * The package folds a histogram's label sets into one (prom2json's shape for an unlabelled
+ * one), so histograms are read from its samples parsed untyped: `_bucket{le}`, `_sum`, `_count`.
+ */
+const parse = (text: string): Scrape => {
+  const typed = parsePrometheus(text)
+  const untyped = parsePrometheus(text.split("\n").filter((line) => !line.startsWith("# TYPE ")).join("\n"))
+  const samples = (name: string, labels: Labels) =>
+    untyped.filter((f) => f.name === name).flatMap((f) => f.metrics).filter((m) => matches(m.labels, labels))
+  const sum = (name: string, labels: Labels) => samples(name, labels).reduce((total, m) => total + Number(m.value), 0)
+  return {
+    text,
+    /** The sum over the samples whose labels include `labels` (0 when none). */
+    value: (name, labels = {}) => {
+      const type = typed.find((f) => f.name === name)?.type
+      expect(type === undefined || type === "COUNTER" || type === "GAUGE", `${name} is ${type}`).toBe(true)
+      return sum(name, labels)
+    },
+    histogram: (name, labels = {}) => {
+      expect(typed.find((f) => f.name === name)?.type ?? "HISTOGRAM").toBe("HISTOGRAM")
+      const buckets: Record<string, number> = {}
+      for (const m of samples(`${name}_bucket`, labels)) buckets[m.labels!.le!] = (buckets[m.labels!.le!] ?? 0) + Number(m.value)
+      return { count: sum(`${name}_count`, labels), sum: sum(`${name}_sum`, labels), buckets }
+    }
+  }
+}
+
+const scrape = async (url: string) => {
+  const response = await fetch(url, { headers: { authorization: `Bearer ${TOKEN}` } })
+  expect(response.status).toBe(200)
+  expect(response.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8")
+  return parse(await response.text())
+}
+
+describe("/metrics after a live flow", () => {
+  let server: TestServer
+  beforeAll(async () => {
+    server = await startTestServer({
+      worker: true,
+      workerOptions: { pollInterval: "50 millis" },
+      observability: { metricsToken: Option.some(Redacted.make(TOKEN)) }
+    })
+  }, 60_000)
+  afterAll(() => server?.close())
+
+  it("counts requests by route template, problems by code, refusals, jobs, validations, credit and job timings", async () => {
+    const { liveKey } = await server.createAccount(5_000_000)
+    const poor = await server.createAccount(0)
+    const before = await scrape(`${server.baseUrl}/metrics`)
+
+    const fileId = await readyFile(server, liveKey, tone(2))
+    const created = await denoise(server, liveKey, { file: fileId, model: "xiph/rnnoise" })
+    expect(created.status, created.text).toBe(202)
+    const job = await waitForJob(server, liveKey, created.json.id)
+    expect(job.json.status, job.text).toBe("succeeded")
+    const missing = await call(server, "GET", "/v1/jobs/job_doesnotexist", { key: liveKey })
+    await expectProblem(server, missing, 404, "not_found")
+    const poorFile = await readyFile(server, poor.liveKey, tone(1))
+    const refused = await denoise(server, poor.liveKey, { file: poorFile })
+    await expectProblem(server, refused, 402, "insufficient_credit")
+    const noToken = await call(server, "GET", "/metrics")
+    await expectProblem(server, noToken, 401, "unauthorized")
+    const wrongToken = await call(server, "GET", "/metrics", { headers: { authorization: `Bearer ${TOKEN}x` } })
+    await expectProblem(server, wrongToken, 401, "unauthorized")
+    // the public bucket of this IP: 120 a minute; the two refused scrapes drew on it too
+    let limited = 0
+    for (let i = 0; i < 125 && limited === 0; i++) {
+      const reply = await call(server, "GET", "/v1/models")
+      if (reply.status === 429) limited++
+    }
+    expect(limited).toBe(1)
+
+    const after = await scrape(`${server.baseUrl}/metrics`)
+    const delta = (name: string, labels?: Labels) => after.value(name, labels) - before.value(name, labels)
+
+    // by template, never the raw path
+    expect(delta("hush_http_requests_total", { route: "/v1/jobs/:job_id", method: "GET", status: "404" })).toBe(1)
+    expect(delta("hush_http_requests_total", { route: "/v1/audio/denoise", method: "POST", status: "202" })).toBe(1)
+    expect(delta("hush_http_requests_total", { route: "/v1/audio/denoise", method: "POST", status: "402" })).toBe(1)
+    expect(delta("hush_http_requests_total", { route: "/metrics", method: "GET", status: "401" })).toBe(2)
+    expect(after.text).not.toContain("job_doesnotexist")
+    expect(after.text).not.toContain(created.json.id)
+    const latency = (s: Scrape) => s.histogram("hush_http_request_duration_seconds", { route: "/v1/audio/denoise", status: "202" })
+    expect(latency(after).count - latency(before).count).toBe(1)
+    expect(latency(after).buckets["+Inf"]! - (latency(before).buckets["+Inf"] ?? 0)).toBe(1)
+    expect(latency(after).sum).toBeGreaterThan(latency(before).sum)
+
+    expect(delta("hush_problems_total", { code: "not_found", status: "404" })).toBe(1)
+    expect(delta("hush_problems_total", { code: "insufficient_credit" })).toBe(1)
+    expect(delta("hush_problems_total", { code: "unauthorized" })).toBe(2)
+    expect(delta("hush_problems_total", { code: "rate_limited", status: "429" })).toBe(1)
+    expect(delta("hush_rate_limit_rejections_total", { bucket: "public" })).toBe(1)
+    expect(delta("hush_quota_rejections_total", { code: "insufficient_credit" })).toBe(1)
+
+    expect(delta("hush_validations_total", { outcome: "ready" })).toBe(2)
+    const validation = (s: Scrape) => s.histogram("hush_validation_duration_seconds", { outcome: "ready" })
+    expect(validation(after).count - validation(before).count).toBe(2)
+
+    expect(delta("hush_jobs_created_total", { model: "xiph/rnnoise", mode: "live" })).toBe(1)
+    expect(delta("hush_jobs_finished_total", { model: "xiph/rnnoise", state: "succeeded" })).toBe(1)
+    expect(job.json.cost.charged_micros).toBeGreaterThan(0)
+    expect(delta("hush_credit_held_micros_total")).toBe(created.json.cost.estimated_micros)
+    expect(delta("hush_credit_captured_micros_total")).toBe(job.json.cost.charged_micros)
+    expect(delta("hush_credit_released_micros_total")).toBe(0)
+    const duration = (s: Scrape) => s.histogram("hush_job_duration_seconds", { model: "xiph/rnnoise", outcome: "succeeded" })
+    expect(duration(after).count - duration(before).count).toBe(1)
+    const rtf = (s: Scrape) => s.histogram("hush_job_realtime_factor", { model: "xiph/rnnoise" })
+    expect(rtf(after).count - rtf(before).count).toBe(1)
+    const ran = duration(after).sum - duration(before).sum
+    expect(rtf(after).sum - rtf(before).sum).toBeCloseTo(ran / 2, 6)
+    expect(delta("hush_worker_busy_seconds_total")).toBeCloseTo(ran, 6)
+    expect(after.value("hush_worker_slots")).toBeGreaterThanOrEqual(1)
+    expect(after.value("hush_queue_depth")).toBe(0)
+    // the webhooks feature's counter is declared for it; nothing delivers yet
+    expect(delta("hush_webhook_deliveries_total")).toBe(0)
+  }, 120_000)
+
+  it("/readyz is 200 with its checks; /metrics and /readyz are not in the public reference", async () => {
+    const ready = await call(server, "GET", "/readyz")
+    expect(ready.status, ready.text).toBe(200)
+    expect(ready.json).toEqual({ status: "ready", checks: { database: "ok", storage: "ok", rate_limit_store: "ok", draining: false } })
+    const spec = await call(server, "GET", "/v1/openapi.json")
+    expect(Object.keys(spec.json.paths)).not.toContain("/metrics")
+    expect(Object.keys(spec.json.paths)).not.toContain("/readyz")
+  })
+})
+
+describe("/metrics off, or on its own port; /readyz when a store is down", () => {
+  const servers: Array<TestServer> = []
+  afterAll(() => Promise.all(servers.map((s) => s.close())))
+
+  it("without METRICS_TOKEN /metrics does not exist", async () => {
+    const server = await startTestServer()
+    servers.push(server)
+    await expectProblem(server, await call(server, "GET", "/metrics", { headers: { authorization: `Bearer ${TOKEN}` } }), 404, "not_found")
+  })
+
+  it("with METRICS_PORT the public port refuses it; the metrics port answers the token only; queue gauges and a release", async () => {
+    const metricsPort = await freePort()
+    const server = await startTestServer({
+      observability: { metricsToken: Option.some(Redacted.make(TOKEN)), metricsPort: Option.some(metricsPort) }
+    })
+    servers.push(server)
+    await expectProblem(server, await call(server, "GET", "/metrics", { headers: { authorization: `Bearer ${TOKEN}` } }), 404, "not_found")
+    const url = `http://127.0.0.1:${metricsPort}/metrics`
+    expect((await fetch(url)).status).toBe(401)
+    expect((await fetch(url, { headers: { authorization: "Bearer nope" } })).status).toBe(401)
+
+    // no worker here: the job waits in the queue
+    const { liveKey } = await server.createAccount(5_000_000)
+    const fileId = await readyFile(server, liveKey, tone(1))
+    const before = await scrape(url)
+    expect(before.value("hush_queue_depth")).toBe(0)
+    const created = await denoise(server, liveKey, { file: fileId })
+    expect(created.status, created.text).toBe(202)
+    const waiting = await scrape(url)
+    expect(waiting.value("hush_queue_depth")).toBe(1)
+    expect(waiting.value("hush_jobs", { state: "queued", model: created.json.model, mode: "live" })).toBe(1)
+    expect(waiting.value("hush_queue_oldest_age_seconds")).toBeGreaterThanOrEqual(0)
+    const canceled = await call(server, "POST", `/v1/jobs/${created.json.id}/cancel`, { key: liveKey })
+    expect(canceled.status, canceled.text).toBe(200)
+    const after = await scrape(url)
+    expect(after.value("hush_queue_depth")).toBe(0)
+    // the drained label set reads 0, not its last value
+    expect(after.value("hush_jobs", { state: "queued", model: created.json.model, mode: "live" })).toBe(0)
+    expect(after.value("hush_credit_released_micros_total") - waiting.value("hush_credit_released_micros_total")).toBe(
+      waiting.value("hush_credit_held_micros_total") - before.value("hush_credit_held_micros_total")
+    )
+    expect(after.value("hush_jobs_finished_total", { state: "canceled" }) - before.value("hush_jobs_finished_total", { state: "canceled" })).toBe(1)
+  })
+
+  it("/readyz is 503 service_unavailable when the rate-limit store does not answer", async () => {
+    const down = Layer.effect(RateLimiter, Effect.map(RateLimiter, (limiter) => ({
+      ...limiter,
+      peek: () => Effect.fail(new ServiceUnavailable({ detail: "rate-limit store unreachable" }))
+    })))
+    const server = await startTestServer({ override: down })
+    servers.push(server)
+    const reply = await call(server, "GET", "/readyz")
+    await expectProblem(server, reply, 503, "service_unavailable")
+    expect(reply.json.detail).toContain("rate_limit_store")
+    // liveness stays pure
+    expect((await call(server, "GET", "/v1/health")).status).toBe(200)
+  })
+})
