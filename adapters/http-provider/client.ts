@@ -4,6 +4,7 @@
  * a malformed answer), bounded in attempts and in total time. What cannot pass (another 4xx, a
  * redirect) fails at once. Every wait is `Effect.sleep`, so it follows the fiber's Clock.
  */
+import { HttpTraceContext } from "@effect/platform"
 import { Clock, Duration, Effect, Either, Option, Random, Redacted } from "effect"
 import { ProviderFailure } from "../../core/ports/denoise-provider.js"
 import { PROTOCOL_HEADER, PROTOCOL_VERSION } from "./protocol.js"
@@ -107,7 +108,12 @@ export const makeClient = (options: ClientOptions) => {
     }
     if (spec.body !== undefined) headers["content-type"] = "application/json"
     if (spec.idempotencyKey !== undefined) headers["idempotency-key"] = spec.idempotencyKey
-    return Effect.tryPromise({
+    // W3C trace context out: the provider's work joins the job's trace (a no-op without a tracer)
+    const sent = Effect.flatMap(Effect.option(Effect.currentSpan), (span) => {
+      if (Option.isSome(span)) Object.assign(headers, HttpTraceContext.toHeaders(span.value))
+      return send
+    })
+    const send = Effect.tryPromise({
       try: async (signal) => {
         const response = await fetch(`${base}${spec.path}`, {
           method: spec.method,
@@ -125,6 +131,7 @@ export const makeClient = (options: ClientOptions) => {
         onTimeout: (): AttemptFailure => ({ message: `no answer within ${options.requestTimeoutMs} ms`, retryable: true })
       })
     )
+    return sent.pipe(Effect.withSpan(`gpu_provider ${spec.method}`, { kind: "client", attributes: { "url.path": spec.path } }))
   }
 
   /** Sorts one reply into a result or a failure. */

@@ -1,10 +1,11 @@
 /** The HTTP app: the HttpApi, its handlers, the edge, storage and page routes. */
-import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
+import { HttpApiBuilder, HttpApiScalar, HttpMiddleware } from "@effect/platform"
 import { Layer, Option } from "effect"
 import { BackgroundLive } from "./background.js"
 import { ServerInfo } from "./context.js"
 import { HushApi } from "./definition.js"
 import { EdgeLive } from "./edge/index.js"
+import { routeOf } from "./edge/observe.js"
 import { EdgeRulesLive } from "./edge/rules.js"
 import { ErrorsBaseUrl } from "./edge/problem.js"
 import { AccountHandlers } from "./handlers/account.js"
@@ -55,6 +56,8 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
   return HttpApiBuilder.serve().pipe(
     Layer.provide(Layer.mergeAll(storageRoutes, PageRoutes, HttpApiScalar.layer({ path: "/docs" }), EdgeLive)),
     Layer.provide(api),
-    Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl)))
+    Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl))),
+    // a request's span is named by its route template (`GET /v1/jobs/:job_id`), never its raw path
+    Layer.provide(Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => `${request.method} ${routeOf(request.method, request.url.split("?")[0]!)}`))
   )
 }

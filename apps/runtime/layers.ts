@@ -29,6 +29,7 @@ import { type AccountSettings, AccountSettingsConfig, defaultAccountSettings } f
 import type { Mailer } from "../../core/ports/mailer.js"
 import type { PasswordHasher } from "../../core/ports/password-hasher.js"
 import type { HushConfig } from "./config.js"
+import { traced } from "./traced.js"
 import type { DeploymentKeys } from "./secrets.js"
 
 export const SAMPLE_STORAGE_KEY = "samples/test-mode.mp3"
@@ -91,6 +92,12 @@ export interface StorageLayers {
  * URLs under /storage; S3 serves them itself.
  */
 export const storageLayers = (config: HushConfig, keys: DeploymentKeys): StorageLayers => {
+  const layers = untracedStorageLayers(config, keys)
+  // one span per blob-store call (a no-op without a tracer)
+  return { ...layers, store: traced(BlobStore, layers.store) }
+}
+
+const untracedStorageLayers = (config: HushConfig, keys: DeploymentKeys): StorageLayers => {
   if (config.blobStore === "s3") {
     // loaded only when configured: the AWS SDK costs ~20 MB of memory in every process that imports it
     const store = config.s3 === undefined

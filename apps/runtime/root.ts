@@ -16,9 +16,13 @@ import type { apiLayer as ApiLayer } from "../api/server.js"
 import { WorkerLive, type WorkerOptions } from "../worker/background.js"
 import { type HushConfig, loadConfig } from "./config.js"
 import { metricsPortLayer } from "./metrics-port.js"
+import { tracingLayer } from "./tracing.js"
 import { DEFAULT_OBSERVABILITY, loggingLayer } from "./observability.js"
 import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "./layers.js"
 import { type DeploymentKeys, loadOrCreateKeys, secureDataDir } from "./secrets.js"
+
+/** The `service.version` of exported spans (apps/api/server.ts VERSION; not imported: a worker never loads the API). */
+const HUSH_VERSION = "1.0.0"
 
 export interface ComposeOptions {
   /** The model runners this deployment has (default: those of the configuration). */
@@ -77,12 +81,13 @@ export const compose = (config: HushConfig, keys: DeploymentKeys, options: Compo
    * The process's logger and level (HUSH_LOG_FORMAT, HUSH_LOG_LEVEL) and its tracer
    * (OTEL_EXPORTER_OTLP_ENDPOINT): the entry points provide it below everything they run.
    */
-  const telemetry = loggingLayer(observability)
+  const tracing = tracingLayer(observability, HUSH_VERSION)
+  const telemetry = Layer.merge(loggingLayer(observability), tracing)
   /** `/metrics` on METRICS_PORT with METRICS_TOKEN (needs the core); nothing otherwise. */
   const metricsPort = Option.isSome(observability.metricsPort) && Option.isSome(observability.metricsToken)
     ? metricsPortLayer({ port: observability.metricsPort.value, token: observability.metricsToken.value })
     : Layer.empty
-  return { config, core, api, worker, server, telemetry, metricsPort }
+  return { config, core, api, worker, server, telemetry, tracing, metricsPort }
 }
 
 /** The configuration and the deployment's secrets, as every entry point reads them. */

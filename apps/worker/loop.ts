@@ -61,7 +61,11 @@ const holdLease = (job: JobRecord, owner: string, progress: Ref.Ref<number>) =>
 
 /** Finishing refused means another worker or the lease recovery took the job meanwhile. */
 const finishing = <R>(move: Effect.Effect<unknown, JobTransitionRefused, R>, outcome: JobOutcome) =>
-  move.pipe(Effect.as(outcome), Effect.catchTag("JobTransitionRefused", () => Effect.succeed<JobOutcome>("lease_lost")))
+  move.pipe(
+    Effect.as(outcome),
+    Effect.catchTag("JobTransitionRefused", () => Effect.succeed<JobOutcome>("lease_lost")),
+    Effect.withSpan("job.finish", { attributes: { "hush.outcome": outcome } })
+  )
 
 /** Runs one claimed job to its end, and records how long it ran (and its real-time factor when it succeeded). */
 export const processJob = (job: JobRecord, owner: string) =>
@@ -75,7 +79,10 @@ export const processJob = (job: JobRecord, owner: string) =>
       yield* Metrics.observe(Metrics.jobRealtimeFactor, { model: job.model }, seconds / job.durationSeconds)
     }
     return outcome
-  })
+  }).pipe(Effect.withSpan("runJob", {
+    root: true,
+    attributes: { "hush.job_id": job.id, "hush.account_id": job.accountId, "hush.model": job.model, "hush.worker": owner }
+  }))
 
 const runJob = (job: JobRecord, owner: string) =>
   Effect.gen(function*() {
@@ -98,7 +105,7 @@ const runJob = (job: JobRecord, owner: string) =>
     }
     // Whichever ends first wins; the other is interrupted (a lost lease stops the model).
     const ended = yield* Effect.raceFirst(
-      Effect.map(Effect.exit(provider.denoise(request)), (exit) => Option.some(exit)),
+      Effect.map(Effect.exit(provider.denoise(request).pipe(Effect.withSpan("job.denoise"))), (exit) => Option.some(exit)),
       Effect.as(holdLease(job, owner, progress), Option.none())
     )
     if (Option.isNone(ended)) {

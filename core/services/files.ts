@@ -108,7 +108,7 @@ export const createFile = (caller: Caller, request: NewFile) =>
         : blobs.delete(stagingKeyOf(id)).pipe(Effect.ignore)
     ))
     return { file, upload: target, expiresAt: uploadExpiresAt }
-  })
+  }).pipe(Effect.withSpan("createFile", { attributes: { "hush.account_id": caller.accountId } }))
 
 export const getFile = (caller: Caller, id: string) =>
   Effect.zipRight(requireScope(caller.scopes, ["files:write", "jobs:read"]), ownedFile(caller, id))
@@ -177,7 +177,7 @@ export const completeFile = (caller: Caller, id: string, parts: ReadonlyArray<Co
     }
     yield* Effect.flatMap(FileRepo, (files) => files.update(validating))
     return validating
-  })
+  }).pipe(Effect.withSpan("completeFile", { attributes: { "hush.account_id": caller.accountId, "hush.file_id": id } }))
 
 /** Decodes the whole upload; the file becomes `ready` or `rejected`. Runs off the request path. */
 export const validateFile = (id: string) =>
@@ -215,7 +215,7 @@ export const validateFile = (id: string) =>
     yield* files.update(next)
     yield* measured(next.status === "ready" ? "ready" : "rejected")
     return Option.some(next)
-  })
+  }).pipe(Effect.withSpan("validateFile", { attributes: { "hush.file_id": id } }))
 
 /** `DELETE /v1/files/{id}`: refused while a queued or processing job uses the file. */
 export const deleteFile = (caller: Caller, id: string) =>

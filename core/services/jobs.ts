@@ -108,7 +108,7 @@ export const createDenoiseJob = (caller: Caller, request: { readonly file: strin
     yield* Metrics.count(Metrics.jobsCreated, { model: job.model, mode: job.mode })
     if (caller.mode === "live" && price.costMicros > 0) yield* Metrics.count(Metrics.creditHeldMicros, {}, price.costMicros)
     return job
-  })
+  }).pipe(Effect.withSpan("createDenoiseJob", { attributes: { "hush.account_id": caller.accountId, "hush.file_id": request.file } }))
 
 export const getJob = (caller: Caller, id: string) =>
   Effect.zipRight(requireScope(caller.scopes, ["jobs:read"]), ownedJob(caller, id))
@@ -137,7 +137,7 @@ export const cancelJob = (caller: Caller, id: string) =>
       yield* releaseHold(canceled, `job ${job.id} canceled`)
       return canceled
     })).pipe(Effect.tap((canceled) => Metrics.count(Metrics.jobsFinished, { state: "canceled", model: canceled.model })))
-  })
+  }).pipe(Effect.withSpan("cancelJob", { attributes: { "hush.account_id": caller.accountId, "hush.job_id": id } }))
 
 export interface JobListRequest {
   readonly limit?: number | undefined

@@ -38,7 +38,7 @@ export const claimNext = (owner: string, mode: Mode = "live") =>
       yield* save(claimed)
       return Option.some(claimed)
     }))
-  })
+  }).pipe(Effect.withSpan("claimNext", { attributes: { "hush.worker": owner } }))
 
 /** Renews the lease (and records progress); fails with JobTransitionRefused once the lease is lost. */
 export const heartbeat = (jobId: string, owner: string, progress?: number) =>

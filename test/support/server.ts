@@ -94,6 +94,7 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   // the clock and log level go in below everything, so the fibers the server forks inherit them
   const logs = options.logs
   const settings = Layer.mergeAll(
+    root.tracing,
     options.clock === undefined ? Layer.empty : Layer.setClock(options.clock),
     options.logLevel === undefined ? Layer.empty : Logger.minimumLogLevel(options.logLevel),
     logs === undefined ? Layer.empty : Logger.replace(Logger.defaultLogger, Logger.make(({ annotations, logLevel, message }) => {

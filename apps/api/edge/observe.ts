@@ -74,6 +74,12 @@ export const recordAnswer = (answer: Answered) => {
   const route = routeOf(answer.method, answer.pathname)
   const labels = { route, method: answer.method, status: String(answer.status) }
   return Effect.all([
+    Effect.annotateCurrentSpan({
+      "hush.request_id": answer.requestId,
+      "http.route": route,
+      ...(answer.facts.accountId === undefined ? {} : { "hush.account_id": answer.facts.accountId }),
+      ...(answer.facts.keyId === undefined ? {} : { "hush.key_id": answer.facts.keyId })
+    }),
     Metrics.count(Metrics.httpRequests, labels),
     Metrics.observe(Metrics.httpRequestDuration, labels, answer.seconds),
     Effect.logInfo("request").pipe(Effect.annotateLogs({
