@@ -1,0 +1,138 @@
+/**
+ * Traces (issue 15): an OTLP/HTTP receiver in the test collects what the server exports; one
+ * job creation (under an inbound W3C traceparent) and one job run are checked: span names,
+ * parent-child links, attributes. Without OTEL_EXPORTER_OTLP_ENDPOINT no tracer is installed.
+ */
+import { ConfigProvider, Effect, Layer, Option } from "effect"
+import { createServer, type Server } from "node:http"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { loadObservabilityConfig } from "../../apps/runtime/observability.js"
+import { tracingLayer } from "../../apps/runtime/tracing.js"
+import { freePort, startTestServer, type TestServer } from "../support/server.js"
+import { denoise, readyFile, sleep, tone, waitForJob } from "./helpers.js"
+
+interface Span {
+  readonly traceId: string
+  readonly spanId: string
+  readonly parentSpanId?: string
+  readonly name: string
+  readonly attributes: Record<string, unknown>
+}
+
+const received: Array<Span> = []
+let receiver: Server
+let endpoint = ""
+
+const valueOf = (value: Record<string, unknown>) =>
+  value.stringValue ?? value.intValue ?? value.boolValue ?? value.doubleValue
+
+beforeAll(async () => {
+  const port = await freePort()
+  receiver = createServer((request, response) => {
+    let body = ""
+    request.on("data", (chunk) => (body += chunk))
+    request.on("end", () => {
+      if (request.url === "/v1/traces") {
+        const json = JSON.parse(body)
+        for (const resource of json.resourceSpans ?? []) {
+          for (const scope of resource.scopeSpans ?? []) {
+            for (const span of scope.spans ?? []) {
+              received.push({
+                traceId: span.traceId,
+                spanId: span.spanId,
+                parentSpanId: span.parentSpanId || undefined,
+                name: span.name,
+                attributes: Object.fromEntries((span.attributes ?? []).map((a: any) => [a.key, valueOf(a.value)]))
+              })
+            }
+          }
+        }
+      }
+      response.writeHead(200, { "content-type": "application/json" })
+      response.end("{}")
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(port, "127.0.0.1", resolve))
+  endpoint = `http://127.0.0.1:${port}`
+})
+
+afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
+
+const waitForSpan = async (find: (span: Span) => boolean, timeoutMs = 20_000) => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const span = received.find(find)
+    if (span !== undefined) return span
+    if (Date.now() > deadline) throw new Error(`no such span among ${received.map((s) => s.name).join(", ")}`)
+    await sleep(100)
+  }
+}
+
+describe("traces over OTLP/HTTP", () => {
+  let server: TestServer
+  beforeAll(async () => {
+    server = await startTestServer({ worker: true, workerOptions: { pollInterval: "50 millis" }, observability: { otlpEndpoint: Option.some(endpoint) } })
+  }, 60_000)
+  afterAll(() => server?.close())
+
+  it("a job creation under the caller's traceparent, and the job's run", async () => {
+    const { liveKey } = await server.createAccount(5_000_000)
+    const fileId = await readyFile(server, liveKey, tone(1))
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
+    const callerSpan = "00f067aa0ba902b7"
+    const created = await denoise(server, liveKey, { file: fileId }, { traceparent: `00-${traceId}-${callerSpan}-01` })
+    expect(created.status, created.text).toBe(202)
+    const requestId = created.headers.get("x-request-id")
+
+    const request = await waitForSpan((s) => s.name === "POST /v1/audio/denoise" && s.traceId === traceId)
+    expect(request.parentSpanId).toBe(callerSpan)
+    expect(request.attributes["hush.request_id"]).toBe(requestId)
+    expect(request.attributes["hush.account_id"]).toMatch(/^acct_/)
+    expect(request.attributes["http.route"]).toBe("/v1/audio/denoise")
+    expect(request.attributes["http.request.header.authorization"]).toBe("<redacted>")
+    const useCase = await waitForSpan((s) => s.name === "createDenoiseJob" && s.traceId === traceId)
+    expect(useCase.attributes["hush.account_id"]).toBe(request.attributes["hush.account_id"])
+    // the use case runs under the request (through the edge's middleware spans, if any)
+    const ancestors = (span: Span): Array<string> => {
+      const parent = received.find((s) => s.spanId === span.parentSpanId)
+      return parent === undefined ? [] : [parent.spanId, ...ancestors(parent)]
+    }
+    expect(ancestors(useCase)).toContain(request.spanId)
+
+    const job = await waitForJob(server, liveKey, created.json.id)
+    expect(job.json.status, job.text).toBe("succeeded")
+    const run = await waitForSpan((s) => s.name === "runJob" && s.attributes["hush.job_id"] === created.json.id)
+    expect(run.parentSpanId).toBeUndefined()
+    expect(run.attributes["hush.account_id"]).toBe(request.attributes["hush.account_id"])
+    expect(run.attributes["hush.model"]).toBe(created.json.model)
+    const step = await waitForSpan((s) => s.name === "job.denoise" && s.traceId === run.traceId)
+    expect(step.parentSpanId).toBe(run.spanId)
+    const finish = await waitForSpan((s) => s.name === "job.finish" && s.traceId === run.traceId)
+    expect(finish.parentSpanId).toBe(run.spanId)
+    expect(finish.attributes["hush.outcome"]).toBe("succeeded")
+    // storage calls of the run, under its denoise step
+    const write = await waitForSpan((s) => s.name.startsWith("BlobStore.") && s.traceId === run.traceId)
+    expect(ancestors(write)).toContain(step.spanId)
+  }, 60_000)
+})
+
+describe("without OTEL_EXPORTER_OTLP_ENDPOINT", () => {
+  it("no tracer is configured: the tracing layer is empty", async () => {
+    const config = await Effect.runPromise(loadObservabilityConfig.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))))
+    expect(Option.isNone(config.otlpEndpoint)).toBe(true)
+    expect(tracingLayer(config, "1.0.0")).toBe(Layer.empty)
+  })
+
+  it("a server without it exports nothing", async () => {
+    const before = received.length
+    const server = await startTestServer()
+    try {
+      const { liveKey } = await server.createAccount(5_000_000)
+      await readyFile(server, liveKey, tone(1))
+      await sleep(1_500)
+      expect(received.length).toBe(before)
+    } finally {
+      await server.close()
+    }
+  })
+})
