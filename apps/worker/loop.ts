@@ -71,6 +71,7 @@ const finishing = <R>(move: Effect.Effect<unknown, JobTransitionRefused, R>, out
 export const processJob = (job: JobRecord, owner: string) =>
   Effect.gen(function*() {
     const started = yield* Clock.currentTimeNanos
+    yield* Effect.logDebug(`job claimed: ${job.model}, ${job.durationSeconds} s of audio, attempt ${job.attempts}`)
     const outcome = yield* runJob(job, owner)
     const seconds = Number((yield* Clock.currentTimeNanos) - started) / 1e9
     yield* Metrics.observe(Metrics.jobDuration, { model: job.model, outcome }, seconds)
