@@ -65,9 +65,9 @@ const withTraceIds = <O>(logger: Logger.Logger<unknown, O>) =>
   })
 
 const jsonLine = Logger.map(Logger.structuredLogger, (entry) => {
-  const { annotations, spans, ...rest } = entry
+  const { annotations, logLevel, spans, ...rest } = entry
   // flat: `{"timestamp":…,"level":"INFO","message":"request","requestId":…}`, as log shippers expect
-  return JSON.stringify({ ...rest, ...(Object.keys(spans).length === 0 ? {} : { spans }), ...annotations })
+  return JSON.stringify({ ...rest, level: logLevel, ...(Object.keys(spans).length === 0 ? {} : { spans }), ...annotations })
 })
 
 /** The process's logger and level; nothing changes unless configured (tests keep theirs). */
