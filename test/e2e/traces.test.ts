@@ -3,11 +3,12 @@
  * job creation (under an inbound W3C traceparent) and one job run are checked: span names,
  * parent-child links, attributes. Without OTEL_EXPORTER_OTLP_ENDPOINT no tracer is installed.
  */
-import { ConfigProvider, Effect, Layer, Option } from "effect"
+import { ConfigProvider, Effect, Layer, Option, Redacted } from "effect"
 import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadObservabilityConfig } from "../../apps/runtime/observability.js"
 import { tracingLayer } from "../../apps/runtime/tracing.js"
+import { startFakeGpuProvider } from "../support/fake-gpu-provider.js"
 import { freePort, startTestServer, type TestServer } from "../support/server.js"
 import { denoise, readyFile, sleep, tone, waitForJob } from "./helpers.js"
 
@@ -113,6 +114,35 @@ describe("traces over OTLP/HTTP", () => {
     // storage calls of the run, under its denoise step
     const write = await waitForSpan((s) => s.name.startsWith("BlobStore.") && s.traceId === run.traceId)
     expect(ancestors(write)).toContain(step.spanId)
+  }, 60_000)
+})
+
+describe("traces into the GPU provider", () => {
+  it("each call to the provider carries the job run's traceparent, under a client span", async () => {
+    const fake = await startFakeGpuProvider()
+    const server = await startTestServer({
+      worker: true,
+      workerOptions: { pollInterval: "50 millis" },
+      observability: { otlpEndpoint: Option.some(endpoint) },
+      gpuProvider: { name: "gpu", url: fake.url, token: Redacted.make(fake.token), pollIntervalMs: 50, deadlineMs: 10_000 }
+    })
+    try {
+      const { liveKey } = await server.createAccount(50_000_000)
+      const fileId = await readyFile(server, liveKey, tone(1))
+      const created = await denoise(server, liveKey, { file: fileId, model: "hush/denoise-pro" })
+      expect(created.status, created.text).toBe(202)
+      expect((await waitForJob(server, liveKey, created.json.id)).json.status).toBe("succeeded")
+      const run = await waitForSpan((s) => s.name === "runJob" && s.attributes["hush.job_id"] === created.json.id)
+      const submit = fake.requests.find((r) => r.endpoint === "submit")
+      expect(submit?.traceparent).toMatch(new RegExp(`^00-${run.traceId}-[0-9a-f]{16}-01$`))
+      const clientSpanId = submit!.traceparent!.split("-")[2]!
+      const client = await waitForSpan((s) => s.spanId === clientSpanId)
+      expect(client.name).toBe("gpu_provider POST")
+      expect(client.traceId).toBe(run.traceId)
+    } finally {
+      await server.close()
+      await fake.close()
+    }
   }, 60_000)
 })
 

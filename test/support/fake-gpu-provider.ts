@@ -80,6 +80,8 @@ export interface RecordedRequest {
   readonly authorization: string | undefined
   readonly idempotencyKey: string | undefined
   readonly protocol: string | undefined
+  /** W3C trace context the caller sent (set when the caller traces). */
+  readonly traceparent: string | undefined
 }
 
 export const startFakeGpuProvider = async (initial: FakeGpuOptions = {}) => {
@@ -276,7 +278,8 @@ export const startFakeGpuProvider = async (initial: FakeGpuOptions = {}) => {
       }
       const key = header("idempotency-key")
       requests.push({
-        endpoint, method: req.method ?? "", path, authorization: header("authorization"), idempotencyKey: key, protocol: header("hush-gpu-protocol")
+        endpoint, method: req.method ?? "", path, authorization: header("authorization"), idempotencyKey: key, protocol: header("hush-gpu-protocol"),
+        traceparent: header("traceparent")
       })
       const text = await readBody(req)
       if (header("authorization") !== `Bearer ${options.token ?? "fake-gpu-token"}`) {
