@@ -19,6 +19,7 @@ import { CurrentCaller } from "../../core/services/caller.js"
 import { STRICT } from "./edge/strict.js"
 import { AuthGroup, SessionGroup } from "./groups/auth.js"
 import { DashboardGroup } from "./groups/dashboard.js"
+import { WebhooksGroup } from "./groups/webhooks.js"
 import { describeProblems } from "./openapi.js"
 
 /** JSON bodies are decoded strictly (edge/strict.ts): an unknown field is `422 invalid_request`. */
@@ -124,6 +125,7 @@ export const HushApi = HttpApi.make("hush")
   .add(FilesGroup)
   .add(JobsGroup)
   .add(AccountGroup)
+  .add(WebhooksGroup.middleware(Authentication))
   .add(AuthGroup)
   .add(SessionGroup)
   .add(DashboardGroup)
