@@ -188,7 +188,13 @@ export const loadConfig = Effect.gen(function*() {
   const jobLeaseMs = yield* Config.option(Config.integer("HUSH_JOB_LEASE_MS").pipe(
     Config.validate({ message: "HUSH_JOB_LEASE_MS must be a positive number of milliseconds", validation: (ms) => ms > 0 })
   ))
-  const limits: Partial<Limits> = Option.match(jobLeaseMs, { onNone: () => ({}), onSome: (ms) => ({ jobLeaseMs: ms }) })
+  const webhookLeaseMs = yield* Config.option(Config.integer("HUSH_WEBHOOK_LEASE_MS").pipe(
+    Config.validate({ message: "HUSH_WEBHOOK_LEASE_MS must be a positive number of milliseconds", validation: (ms) => ms > 0 })
+  ))
+  const limits: Partial<Limits> = {
+    ...Option.match(jobLeaseMs, { onNone: () => ({}), onSome: (ms) => ({ jobLeaseMs: ms }) }),
+    ...Option.match(webhookLeaseMs, { onNone: () => ({}), onSome: (ms) => ({ webhookLeaseMs: ms }) })
+  }
   const gpuProvider = yield* loadGpuProviderConfig
   const workerEnabled = (yield* Config.string("HUSH_WORKER").pipe(Config.withDefault("on"))) !== "off"
   const workerConcurrency = Option.getOrUndefined(yield* Config.option(Config.integer("WORKER_CONCURRENCY")))

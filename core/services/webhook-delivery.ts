@@ -12,6 +12,10 @@ import { WebhookRepo, WebhookSender } from "../ports/webhooks.js"
 import { abandonDelivery, afterAttempt, claimDelivery, recordAttempt, signedHeaders } from "../rules/webhooks.js"
 import { publicOnly } from "./webhooks.js"
 
+/** An attempt ends well inside its lease, so no other worker sends it again while it runs. */
+export const attemptTimeoutMs = (limits: { readonly webhookTimeoutMs: number; readonly webhookLeaseMs: number }) =>
+  Math.min(limits.webhookTimeoutMs, Math.floor((limits.webhookLeaseMs * 2) / 3))
+
 /** Claims up to `limit` due deliveries for `owner`. */
 export const claimDueDeliveries = (owner: string, limit: number) =>
   Effect.gen(function*() {
@@ -75,7 +79,7 @@ export const deliver = (delivery: WebhookDeliveryRecord, owner: string) =>
       url: endpoint.value.url,
       headers: { ...signedHeaders(endpoint.value.secret, delivery.eventId, at, delivery.body), "content-type": "application/json" },
       body: delivery.body,
-      timeoutMs: limits.webhookTimeoutMs,
+      timeoutMs: attemptTimeoutMs(limits),
       publicOnly: publicOnly(endpoint.value.mode, sender.allowPrivate)
     })
     const attempt = new WebhookAttemptRecord({ at, statusCode: response.statusCode, durationMs: Math.round(response.durationMs), error: response.error })
