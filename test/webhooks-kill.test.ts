@@ -52,7 +52,9 @@ describe("a worker killed mid-delivery", () => {
     const baseUrl = `http://127.0.0.1:${port}`
     const env = {
       PORT: String(port), DATA_DIR: dataDir, PUBLIC_BASE_URL: baseUrl, DATABASE_URL: url,
-      HUSH_WORKER: "off", HUSH_WEBHOOK_LEASE_MS: String(LEASE_MS)
+      HUSH_WORKER: "off", HUSH_WEBHOOK_LEASE_MS: String(LEASE_MS),
+      // the receiver is on 127.0.0.1
+      WEBHOOKS_ALLOW_PRIVATE: "true"
     }
     const api = { baseUrl } as TestServer
     const start = (entry: string) => {

@@ -40,7 +40,7 @@ export interface WebhookRequest {
   readonly headers: Readonly<Record<string, string>>
   readonly body: string
   readonly timeoutMs: number
-  /** Refuse private, loopback and link-local addresses (live mode). */
+  /** Refuse private, loopback and link-local addresses (unless WEBHOOKS_ALLOW_PRIVATE). */
   readonly publicOnly: boolean
 }
 
@@ -54,7 +54,7 @@ export interface WebhookResponse {
 
 /** Sends webhook attempts over HTTP without following redirects. */
 export class WebhookSender extends Context.Tag("hush/WebhookSender")<WebhookSender, {
-  /** WEBHOOKS_ALLOW_PRIVATE: live endpoints may be http:// and resolve anywhere (local development). */
+  /** WEBHOOKS_ALLOW_PRIVATE: endpoints may resolve anywhere, live ones use http:// (local development). */
   readonly allowPrivate: boolean
   /** Resolves the URL's host and refuses it when `publicOnly` and any address is not public. */
   readonly vet: (url: string, publicOnly: boolean) => Effect.Effect<void, EndpointRefused>

@@ -10,7 +10,6 @@ import { WebhookAttemptRecord, type WebhookDeliveryRecord } from "../domain/reco
 import { transactionally } from "../ports/transactor.js"
 import { WebhookRepo, WebhookSender } from "../ports/webhooks.js"
 import { abandonDelivery, afterAttempt, claimDelivery, recordAttempt, signedHeaders } from "../rules/webhooks.js"
-import { publicOnly } from "./webhooks.js"
 
 /** An attempt ends well inside its lease, so no other worker sends it again while it runs. */
 export const attemptTimeoutMs = (limits: { readonly webhookTimeoutMs: number; readonly webhookLeaseMs: number }) =>
@@ -80,7 +79,8 @@ export const deliver = (delivery: WebhookDeliveryRecord, owner: string) =>
       headers: { ...signedHeaders(endpoint.value.secret, delivery.eventId, at, delivery.body), "content-type": "application/json" },
       body: delivery.body,
       timeoutMs: attemptTimeoutMs(limits),
-      publicOnly: publicOnly(endpoint.value.mode, sender.allowPrivate)
+      // checked again at each attempt: what the name resolves to may have changed since creation
+      publicOnly: !sender.allowPrivate
     })
     const attempt = new WebhookAttemptRecord({ at, statusCode: response.statusCode, durationMs: Math.round(response.durationMs), error: response.error })
     return yield* finish(delivery.id, owner, (d, disabled) => recordAttempt(d, owner, attempt, disabled), attempt)

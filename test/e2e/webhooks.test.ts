@@ -22,8 +22,9 @@ describe("webhooks", () => {
   let hangingReceiver: Receiver
 
   beforeAll(async () => {
-    // the built-in worker runs the delivery loop, as `npm start` does
-    server = await startTestServer({ worker: true, workerOptions: { pollInterval: "100 millis" } })
+    // the built-in worker runs the delivery loop, as `npm start` does; the receivers are on
+    // 127.0.0.1, which WEBHOOKS_ALLOW_PRIVATE allows (the describe below runs without it)
+    server = await startTestServer({ worker: true, workerOptions: { pollInterval: "100 millis" }, webhooksAllowPrivate: true })
     receiver = await startReceiver()
     hangingReceiver = await startReceiver(() => "hang")
   })
@@ -174,27 +175,6 @@ describe("webhooks", () => {
     expect((await call(server, "GET", "/v1/webhook_endpoints", { key: account.testKey })).json.data).toHaveLength(1)
   })
 
-  it("refuses live endpoints on loopback, link-local or private addresses, and plain http", async () => {
-    const account = await server.createAccount()
-    const refused = async (url: string, detail: RegExp) => {
-      const reply = await createEndpoint(server, account.liveKey, { url, events: ["job.succeeded"] })
-      const problem = await expectProblem(server, reply, 422, "invalid_request")
-      expect(problem.detail).toMatch(detail)
-      expect(problem.field).toBe("url")
-    }
-    await refused("https://127.0.0.1/hooks", /loopback/)
-    await refused("https://169.254.169.254/latest/meta-data", /link-local/)
-    await refused("https://10.1.2.3/hooks", /private/)
-    await refused("https://192.168.0.10:8443/hooks", /private/)
-    await refused("https://[::1]/hooks", /loopback/)
-    await refused("https://[::ffff:169.254.169.254]/hooks", /link-local/)
-    await refused("https://[fe80::1]/hooks", /link-local/)
-    // a name is resolved first: localhost is loopback
-    await refused("https://localhost:9/hooks", /loopback/)
-    await refused("http://example.com/hooks", /https/)
-    expect((await call(server, "GET", "/v1/webhook_endpoints", { key: account.liveKey })).json.data).toEqual([])
-  })
-
   it("answers every bad request with a problem and changes nothing", async () => {
     const account = await server.createAccount()
     const key = account.testKey
@@ -273,6 +253,47 @@ describe("webhooks", () => {
     } finally {
       await target.close()
     }
+  })
+})
+
+describe("webhooks to internal addresses (SSRF)", () => {
+  let server: TestServer
+  beforeAll(async () => {
+    server = await startTestServer()
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+
+  it("refuses live endpoints on loopback, link-local or private addresses, and plain http", async () => {
+    const account = await server.createAccount()
+    const refused = async (url: string, detail: RegExp, key = account.liveKey) => {
+      const reply = await createEndpoint(server, key, { url, events: ["job.succeeded"] })
+      const problem = await expectProblem(server, reply, 422, "invalid_request")
+      expect(problem.detail).toMatch(detail)
+      expect(problem.field).toBe("url")
+    }
+    await refused("https://127.0.0.1/hooks", /127\.0\.0\.1, a loopback address/)
+    await refused("https://169.254.169.254/latest/meta-data", /169\.254\.169\.254, a link-local address/)
+    await refused("https://10.1.2.3/hooks", /private/)
+    await refused("https://192.168.0.10:8443/hooks", /private/)
+    await refused("https://[::1]/hooks", /loopback/)
+    await refused("https://[::ffff:169.254.169.254]/hooks", /link-local/)
+    await refused("https://[fe80::1]/hooks", /link-local/)
+    // a name is resolved first: localhost is loopback
+    await refused("https://localhost:9/hooks", /loopback/)
+    await refused("http://example.com/hooks", /https/)
+    expect((await call(server, "GET", "/v1/webhook_endpoints", { key: account.liveKey })).json.data).toEqual([])
+  })
+
+  it("refuses test-mode endpoints on internal addresses too (anyone with a test key could scan the network); plain http is fine there", async () => {
+    const account = await server.createAccount()
+    for (const url of ["http://127.0.0.1:8787/hooks", "http://169.254.169.254/latest/meta-data", "http://localhost/x", "http://[::1]/x"]) {
+      const problem = await expectProblem(server, await createEndpoint(server, account.testKey, { url, events: ["file.ready"] }), 422, "invalid_request")
+      expect(problem.field).toBe("url")
+      expect(problem.detail).toMatch(/loopback|link-local/)
+    }
+    expect((await call(server, "GET", "/v1/webhook_endpoints", { key: account.testKey })).json.data).toEqual([])
   })
 })
 
