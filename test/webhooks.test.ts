@@ -5,10 +5,11 @@
  * defences (addresses, resolution at send time, redirects not followed).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Either, Layer, Option, TestClock } from "effect"
+import { Duration, Effect, Either, Fiber, Layer, Option, TestClock } from "effect"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll } from "vitest"
 import { makeWebhookSender } from "../adapters/webhook-http/sender.js"
+import { runDeliveries } from "../apps/worker/webhooks.js"
 import { nonPublicReason } from "../adapters/webhook-http/addresses.js"
 import { WebhookAttemptRecord, WebhookEndpointRecord } from "../core/domain/records.js"
 import { FileRepo, JobRepo } from "../core/ports/repositories.js"
@@ -252,6 +253,29 @@ describe("deliveries, driven by TestClock", () => {
         expect(delivery!.attempts).toHaveLength(1)
         expect(delivery!.status).toBe("succeeded")
       }).pipe(Effect.provide(environment))))
+})
+
+describe("the delivery loop", () => {
+  it.effect("a worker stopped mid-attempt hands the delivery back at once, unsent attempts not counted", () =>
+    Effect.acquireUseRelease(
+      Effect.promise(() => startReceiver(() => "hang")),
+      (receiver) =>
+        Effect.gen(function*() {
+          const { endpoint, accountId } = yield* withEndpoint(receiver.url)
+          yield* emitTestEvent(accountId)
+          const loop = yield* Effect.fork(runDeliveries({ owner: "w1" }))
+          yield* Effect.promise(() => receiver.waitFor(1))
+          const repo = yield* WebhookRepo
+          const [inFlight] = yield* repo.listDeliveries({ endpointId: endpoint.id, limit: 1 })
+          expect(inFlight!.leaseOwner).toMatch(/^w1\/webhooks\/\d+$/)
+          yield* Fiber.interrupt(loop)
+          const [handedBack] = yield* repo.listDeliveries({ endpointId: endpoint.id, limit: 1 })
+          expect(handedBack).toMatchObject({ status: "pending", leaseOwner: null, leaseExpiresAt: null, attempts: [] })
+          // due at once for another worker, without waiting for the lease
+          expect((yield* claimDueDeliveries("w2", 10)).map((d) => d.id)).toEqual([handedBack!.id])
+        }).pipe(Effect.provide(environment)),
+      (receiver) => Effect.promise(() => receiver.close())
+    ))
 })
 
 describe("events are written with their state change (outbox)", () => {

@@ -5,10 +5,11 @@
  * its event into the queue, in its own transaction.
  *
  * Every worker node runs one; the leases keep two nodes off the same delivery. A worker killed
- * mid-attempt leaves a lease that lapses (webhookLeaseMs), and any node sends it again.
+ * mid-attempt leaves a lease that lapses (webhookLeaseMs), and any node sends it again; one
+ * stopped gracefully hands its attempts in flight back at once.
  */
 import { Duration, Effect, FiberSet, Queue } from "effect"
-import { claimDueDeliveries, deliver } from "../../core/services/webhook-delivery.js"
+import { claimDueDeliveries, deliver, releaseDelivery } from "../../core/services/webhook-delivery.js"
 
 export interface DeliveryLoopOptions {
   /** This process's name as a lease owner; each claim adds a counter to it. */
@@ -43,6 +44,10 @@ export const runDeliveries = (options: DeliveryLoopOptions) => {
       for (const delivery of claimed) {
         running++
         yield* FiberSet.run(inFlight, deliver(delivery, owner).pipe(
+          Effect.onInterrupt(() =>
+            releaseDelivery(delivery.id, owner).pipe(
+              Effect.catchAllCause((cause) => Effect.logWarning("webhook hand-back failed; the lease will lapse", cause))
+            )),
           Effect.catchAllCause((cause) => Effect.logError("webhook delivery failed", cause)),
           Effect.ensuring(Effect.zipRight(Effect.sync(() => running--), Queue.offer(ended, undefined)))
         ))

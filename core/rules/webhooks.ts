@@ -135,6 +135,12 @@ export const recordAttempt = (
   }))
 }
 
+/** The lease holder gives the delivery back unsent (it is shutting down): due again at once, for any worker. */
+export const releaseLease = (delivery: WebhookDeliveryRecord, owner: string): Either.Either<WebhookDeliveryRecord, DeliveryTransitionRefused> =>
+  holdsLease(delivery, owner)
+    ? Either.right(new WebhookDeliveryRecord({ ...delivery, leaseOwner: null, leaseExpiresAt: null }))
+    : Either.left(new DeliveryTransitionRefused({ deliveryId: delivery.id, move: "release" }))
+
 /** A delivery whose endpoint is gone or disabled ends without sending. */
 export const abandonDelivery = (delivery: WebhookDeliveryRecord, owner: string, now: number, reason: string) =>
   recordAttempt(delivery, owner, new WebhookAttemptRecord({ at: now, statusCode: null, durationMs: 0, error: reason }), true)

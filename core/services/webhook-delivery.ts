@@ -9,7 +9,7 @@ import { LimitsConfig } from "../domain/limits.js"
 import { WebhookAttemptRecord, type WebhookDeliveryRecord } from "../domain/records.js"
 import { transactionally } from "../ports/transactor.js"
 import { WebhookRepo, WebhookSender } from "../ports/webhooks.js"
-import { abandonDelivery, afterAttempt, claimDelivery, recordAttempt, signedHeaders } from "../rules/webhooks.js"
+import { abandonDelivery, afterAttempt, claimDelivery, recordAttempt, releaseLease, signedHeaders } from "../rules/webhooks.js"
 
 /** An attempt ends well inside its lease, so no other worker sends it again while it runs. */
 export const attemptTimeoutMs = (limits: { readonly webhookTimeoutMs: number; readonly webhookLeaseMs: number }) =>
@@ -85,6 +85,22 @@ export const deliver = (delivery: WebhookDeliveryRecord, owner: string) =>
     const attempt = new WebhookAttemptRecord({ at, statusCode: response.statusCode, durationMs: Math.round(response.durationMs), error: response.error })
     return yield* finish(delivery.id, owner, (d, disabled) => recordAttempt(d, owner, attempt, disabled), attempt)
   }).pipe(Effect.annotateLogs({ deliveryId: delivery.id, eventId: delivery.eventId }))
+
+/**
+ * An interrupted attempt (the worker is stopping) is handed back, so another worker sends it
+ * at once rather than after the lease; whether the interrupted request arrived is unknown,
+ * which at-least-once allows.
+ */
+export const releaseDelivery = (deliveryId: string, owner: string) =>
+  transactionally(Effect.gen(function*() {
+    const repo = yield* WebhookRepo
+    const locked = yield* repo.lockDelivery(deliveryId)
+    if (Option.isNone(locked)) return false
+    const released = releaseLease(locked.value, owner)
+    if (Either.isLeft(released)) return false
+    yield* repo.updateDelivery(released.right)
+    return true
+  }))
 
 /** Claims what is due and delivers it, `concurrency` at a time; the outcomes. For tests and the loop's single pass. */
 export const deliverDue = (owner: string, limit = 16) =>
