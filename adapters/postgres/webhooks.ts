@@ -87,7 +87,13 @@ export const PostgresWebhookRepo = Layer.effect(WebhookRepo, Effect.map(SqlClien
       Effect.asVoid(rows("insertEndpoint", `INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS}) VALUES (${placeholders(11)})`, endpointParams(e))),
     updateEndpoint: (e) => one("updateEndpoint", ENDPOINT_UPDATE, endpointParams(e), `no webhook endpoint '${e.id}' to update`),
     getEndpoint: (id) => first("getEndpoint", `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1`, [id], toEndpoint),
-    deleteEndpoint: (id) => Effect.asVoid(rows("deleteEndpoint", `DELETE FROM webhook_endpoints WHERE id = $1`, [id])),
+    // one statement: atomic outside a transaction too
+    deleteEndpoint: (id) =>
+      Effect.asVoid(rows(
+        "deleteEndpoint",
+        `WITH deliveries AS (DELETE FROM webhook_deliveries WHERE endpoint_id = $1) DELETE FROM webhook_endpoints WHERE id = $1`,
+        [id]
+      )),
     listEndpoints: (accountId, mode) =>
       Effect.map(
         rows("listEndpoints", `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = $1 AND mode = $2 ORDER BY created_at, id`, [accountId, mode]),

@@ -1,7 +1,8 @@
 /**
  * Outbound webhooks: endpoints (at most 16 per account and mode, checked by the service) and
  * the delivery queue, claimed with leases like jobs. `webhook_deliveries_due` serves the
- * claimers' `lockDue`; deliveries go with their endpoint.
+ * claimers' `lockDue`. No foreign key, as elsewhere (docs/persistence.md): deleting an
+ * endpoint deletes its deliveries in the same statement (adapters/postgres/webhooks.ts).
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -26,7 +27,7 @@ CREATE INDEX webhook_endpoints_account ON webhook_endpoints (account_id, mode, c
 
 CREATE TABLE webhook_deliveries (
   id               text COLLATE "C" PRIMARY KEY,
-  endpoint_id      text COLLATE "C" NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+  endpoint_id      text COLLATE "C" NOT NULL,
   account_id       text COLLATE "C" NOT NULL,
   mode             text NOT NULL CHECK (mode IN ('live', 'test')),
   event_id         text COLLATE "C" NOT NULL,
