@@ -21,6 +21,7 @@ import { createAccountWithKeys } from "../core/services/accounts.js"
 import { authenticate } from "../core/services/caller.js"
 import { claimDueDeliveries, deliver, deliverDue } from "../core/services/webhook-delivery.js"
 import { cancelJob, createDenoiseJob } from "../core/services/jobs.js"
+import { claimNext, failJob, recoverLapsedLeases } from "../core/services/worker.js"
 import { createEndpoint, emitEvent } from "../core/services/webhooks.js"
 import { transactionally } from "../core/ports/transactor.js"
 import { makeFile } from "./contracts/fixtures.js"
@@ -279,6 +280,37 @@ describe("the delivery loop", () => {
 })
 
 describe("events are written with their state change (outbox)", () => {
+  it.effect("a live job failed by its worker, or by lapsed leases, emits job.failed with the failed Job", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.now())
+      const created = yield* createAccountWithKeys({ email: "failing@example.com", creditMicros: 10_000_000 })
+      const caller = yield* authenticate(`Bearer ${created.liveKey}`)
+      // live endpoints must be https://; the address rule is lifted (allowPrivate) in this environment
+      const endpoint = yield* createEndpoint(caller, { url: "https://127.0.0.1:9/hooks", events: ["job.failed"] })
+      const newJob = Effect.gen(function*() {
+        const file = makeFile({ accountId: caller.accountId, mode: "live", status: "ready", durationSeconds: 3, readyAt: Date.now() })
+        yield* Effect.flatMap(FileRepo, (files) => files.insert(file))
+        return yield* createDenoiseJob(caller, { file: file.id, model: null })
+      })
+      const first = yield* newJob
+      yield* claimNext("w1")
+      yield* failJob(first.id, "w1", { code: "provider_error", detail: "the model crashed" })
+      const second = yield* newJob
+      for (let attempt = 0; attempt < 3; attempt++) {
+        yield* claimNext("w1")
+        yield* TestClock.adjust(Duration.minutes(1))
+        yield* recoverLapsedLeases()
+      }
+      const log = yield* Effect.flatMap(WebhookRepo, (r) => r.listDeliveries({ endpointId: endpoint.id, limit: 10 }))
+      const bodies = log.map((d) => JSON.parse(d.body)).reverse()
+      expect(bodies.map((b) => [b.type, b.data.id, b.data.status, b.data.error.code])).toEqual([
+        ["job.failed", first.id, "failed", "provider_error"],
+        ["job.failed", second.id, "failed", "internal_error"]
+      ])
+      // the wire shape: no detail of what went wrong, the fixed message only
+      expect(JSON.stringify(bodies)).not.toContain("the model crashed")
+    }).pipe(Effect.provide(environment)))
+
   it.effect("a cancel emits job.canceled; a failed transaction emits nothing", () =>
     Effect.gen(function*() {
       const { caller, endpoint } = yield* withEndpoint("http://127.0.0.1:9/unused", ["job.canceled", "job.succeeded"])

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createKey } from "../../core/services/accounts.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { type Receiver, startReceiver } from "../support/webhook-receiver.js"
-import { call, denoise, expectIso, expectProblem, pollUntil, readyFile, waitForJob } from "./helpers.js"
+import { call, denoise, expectIso, expectProblem, junk, pollUntil, readyFile, uploadFile, waitForFile, waitForJob } from "./helpers.js"
 
 const createEndpoint = (server: TestServer, key: string, body: unknown, headers?: Record<string, string>) =>
   call(server, "POST", "/v1/webhook_endpoints", { key, body, ...(headers === undefined ? {} : { headers }) })
@@ -111,6 +111,24 @@ describe("webhooks", () => {
     // the live mode's endpoints are apart: this test-mode endpoint is not listed there
     const liveList = await call(server, "GET", "/v1/webhook_endpoints", { key: account.liveKey })
     expect(liveList.json).toEqual({ data: [], next_cursor: null })
+  })
+
+  it("delivers file.rejected with the rejected File", async () => {
+    const account = await server.createAccount()
+    const created = await createEndpoint(server, account.testKey, { url: receiver.url, events: ["file.rejected"] })
+    const before = receiver.received.length
+    const fileId = await uploadFile(server, account.testKey, junk(4096), { filename: "noise.mp3", content_type: "audio/mpeg" })
+    const file = await waitForFile(server, account.testKey, fileId)
+    expect(file.json.status).toBe("rejected")
+    await receiver.waitFor(before + 1)
+    const request = receiver.received.slice(before).find((r) => JSON.parse(r.body).data?.id === fileId)!
+    const event = new Webhook(created.json.secret).verify(request.body, {
+      "webhook-id": String(request.headers["webhook-id"]),
+      "webhook-timestamp": String(request.headers["webhook-timestamp"]),
+      "webhook-signature": String(request.headers["webhook-signature"])
+    }) as any
+    expect(event.type).toBe("file.rejected")
+    expect(event.data).toEqual(file.json)
   })
 
   it("pages the deliveries log by cursor, newest first", async () => {
