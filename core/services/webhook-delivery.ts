@@ -71,7 +71,7 @@ export const deliver = (delivery: WebhookDeliveryRecord, owner: string) =>
     if (Option.isNone(endpoint)) return "gone" as const
     if (endpoint.value.status === "disabled") {
       const now = yield* Clock.currentTimeMillis
-      return yield* finish(delivery.id, owner, (d) => abandonDelivery(d, owner, now, "the endpoint is disabled"), null)
+      return yield* finish(delivery.id, owner, (d) => abandonDelivery(d, owner, now, "not sent: the endpoint is disabled"), null)
     }
     const at = yield* Clock.currentTimeMillis
     const response = yield* sender.send({
