@@ -1,26 +1,24 @@
-/**
- * Outbound webhook endpoints (decisions.md, Events), scope `webhooks:write`. The bearer-key
- * middleware is attached where the group joins the HttpApi (definition.ts), which this file
- * cannot import without a cycle.
- */
+/** Outbound webhook endpoints (decisions.md, Events): bearer key, scope `webhooks:write`. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { IdempotencyKeyReused, NotFound } from "../../../core/errors.js"
+import { NotFound } from "../../../core/errors.js"
 import {
   DeliveryListParams, WebhookDeliveryPage, WebhookEndpoint, WebhookEndpointCreated, WebhookEndpointIn, WebhookEndpointList
 } from "../../../core/schema/index.js"
+import { Idempotent, RequiredScopes } from "../edge/annotations.js"
+import { withApiKey } from "../edge/declare.js"
 import { STRICT } from "../edge/strict.js"
 
 const strict = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ parseOptions: STRICT }) as S
 
 const endpointId = HttpApiSchema.param("endpoint_id", Schema.String)
 
-export const WebhooksGroup = HttpApiGroup.make("webhooks")
+export const WebhooksGroup = withApiKey(HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.post("createWebhookEndpoint", "/v1/webhook_endpoints")
       .setPayload(strict(WebhookEndpointIn))
       .addSuccess(WebhookEndpointCreated, { status: 201 })
-      .addError(IdempotencyKeyReused, { status: 409 })
+      .annotate(Idempotent, true)
       .annotate(OpenApi.Summary, "Create a webhook endpoint")
       .annotate(
         OpenApi.Description,
@@ -52,8 +50,9 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
       .annotate(OpenApi.Summary, "List an endpoint's deliveries")
       .annotate(OpenApi.Description, "Newest first, by cursor. Each delivery lists every attempt: when, the status answered, the duration and the error.")
   )
-  .addError(NotFound, { status: 404 })
+  .addError(NotFound)
+  .annotate(RequiredScopes, ["webhooks:write"])
   .annotate(
     OpenApi.Description,
     "Outbound webhooks (Standard Webhooks): job.succeeded, job.failed, job.canceled, file.ready and file.rejected, signed with the endpoint's secret."
-  )
+  ))
