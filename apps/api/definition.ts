@@ -21,6 +21,7 @@ import { withApiKey, withoutCaller } from "./edge/declare.js"
 import { STRICT } from "./edge/strict.js"
 import { AuthGroup, SessionGroup } from "./groups/auth.js"
 import { DashboardGroup } from "./groups/dashboard.js"
+import { WebhooksGroup } from "./groups/webhooks.js"
 import { describeProblems } from "./openapi.js"
 
 /** JSON bodies are decoded strictly (edge/strict.ts): an unknown field is `422 invalid_request`. */
@@ -125,6 +126,7 @@ export const HushApi = HttpApi.make("hush")
   .add(FilesGroup)
   .add(JobsGroup)
   .add(AccountGroup)
+  .add(WebhooksGroup)
   .add(AuthGroup)
   .add(SessionGroup)
   .add(DashboardGroup)
