@@ -8,6 +8,8 @@ import { createServer, type IncomingMessage, request as httpRequest, type Server
 import type { AddressInfo } from "node:net"
 
 export interface RecordedPut {
+  /** The storage path (the object's key), e.g. to tell a client's upload from a GPU host's output. */
+  readonly path: string
   /** `x-hush-part-number` of a multipart part; undefined for a whole-file PUT. */
   readonly partNumber: number | undefined
   /** The status the server answered, `hung` or `dropped` when the proxy kept the answer back. */
@@ -57,7 +59,7 @@ export const startStorageProxy = async (): Promise<StorageProxy> => {
     const part = url.searchParams.get("x-hush-part-number")
     const partNumber = part === null ? undefined : Number(part)
     const attempt = proxy.puts.filter((p) => p.partNumber === partNumber).length
-    const record: RecordedPut = { partNumber, outcome: "pending" }
+    const record: RecordedPut = { path: url.pathname, partNumber, outcome: "pending" }
     proxy.puts.push(record)
     const fault = proxy.onPut({ partNumber, attempt })
     if (fault === "hang") {
