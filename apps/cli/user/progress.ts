@@ -14,7 +14,9 @@ export interface Progress {
   readonly end: () => void
 }
 
-export const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
+/** A size for people: KiB below 1 MiB, else MiB, one decimal. */
+export const mib = (bytes: number) =>
+  bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`
 
 export const makeProgress = (stream: NodeJS.WriteStream, options: { readonly tty?: boolean } = {}): Progress => {
   const tty = options.tty ?? stream.isTTY === true
