@@ -1,9 +1,10 @@
 /**
- * The /v1 HTTP surface as one HttpApi: routing, request decoding, success encoding and the
- * OpenAPI description all come from here. Errors are declared for the description; the edge
- * (apps/api/edge) renders every one of them as an RFC 9457 problem.
+ * The /v1 HTTP surface as one HttpApi: routing, request decoding, success encoding, the
+ * OpenAPI description and the edge's facts (who calls, rate bucket, idempotency, scopes: see
+ * edge/annotations.ts and edge/declare.ts) all come from here. Errors carry their own status;
+ * the edge (apps/api/edge) renders every one of them as an RFC 9457 problem.
  */
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import {
   AccountFrozen, AccountSuspended, AudioTooLong, FileInUse, FileNotReady, FileTooLarge, IdempotencyKeyReused,
@@ -15,7 +16,8 @@ import {
   CompleteIn, CreateIn, CreateOut, Credits, DenoiseIn, File, Health, Job, JobListParams, JobPage, MeOut, Model,
   ModelList, OutputLink, PublicStatus
 } from "../../core/schema/index.js"
-import { CurrentCaller } from "../../core/services/caller.js"
+import { Idempotent, RateBucket, RequiredScopes } from "./edge/annotations.js"
+import { withApiKey, withoutCaller } from "./edge/declare.js"
 import { STRICT } from "./edge/strict.js"
 import { AuthGroup, SessionGroup } from "./groups/auth.js"
 import { DashboardGroup } from "./groups/dashboard.js"
@@ -24,47 +26,49 @@ import { describeProblems } from "./openapi.js"
 /** JSON bodies are decoded strictly (edge/strict.ts): an unknown field is `422 invalid_request`. */
 const strict = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ parseOptions: STRICT }) as S
 
-/** Bearer API key → the calling account, mode and scopes. */
-export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
-  failure: Schema.Union(Unauthorized, AccountFrozen, ServiceUnavailable),
-  provides: CurrentCaller,
-  security: { apiKey: HttpApiSecurity.bearer }
-}) {}
+export { Authentication } from "./edge/middleware.js"
 
 const fileId = HttpApiSchema.param("file_id", Schema.String)
 const jobId = HttpApiSchema.param("job_id", Schema.String)
 
-export const PublicGroup = HttpApiGroup.make("public")
-  .add(HttpApiEndpoint.get("health", "/v1/health").addSuccess(Health)
+export const PublicGroup = withoutCaller(HttpApiGroup.make("public")
+  .add(
+    HttpApiEndpoint.get("health", "/v1/health").addSuccess(Health).annotate(RateBucket, "unlimited")
       .annotate(OpenApi.Summary, "Check the service is up")
-      .annotate(OpenApi.Description, "Liveness of the API process: its version and environment. Never rate limited."))
-  .add(HttpApiEndpoint.get("listModels", "/v1/models").addSuccess(ModelList)
+      .annotate(OpenApi.Description, "Liveness of the API process: its version and environment. Never rate limited.")
+  )
+  .add(
+    HttpApiEndpoint.get("listModels", "/v1/models").addSuccess(ModelList)
       .annotate(OpenApi.Summary, "List models")
-      .annotate(OpenApi.Description, "Every model with its status, pricing (micros per second of audio, minimum billable units) and limits."))
+      .annotate(OpenApi.Description, "Every model with its status, pricing (micros per second of audio, minimum billable units) and limits.")
+  )
   .add(
     HttpApiEndpoint.get("getModel")`/v1/models/${HttpApiSchema.param("provider", Schema.String)}/${HttpApiSchema.param("model", Schema.String)}`
       .addSuccess(Model)
-      .addError(NotFound, { status: 404 })
+      .addError(NotFound)
       .annotate(OpenApi.Summary, "Get a model")
       .annotate(OpenApi.Description, "One model by provider and name, e.g. `xiph/rnnoise`.")
   )
-  .add(HttpApiEndpoint.get("status", "/v1/status").addSuccess(PublicStatus)
+  .add(
+    HttpApiEndpoint.get("status", "/v1/status").addSuccess(PublicStatus)
       .annotate(OpenApi.Summary, "Get service status")
-      .annotate(OpenApi.Description, "The state of each component (API, database, queue, storage, GPU), for a status page."))
-  .addError(RateLimited, { status: 429 })
-  .annotate(OpenApi.Description, "Public endpoints: no key needed.")
+      .annotate(OpenApi.Description, "The state of each component (API, database, queue, storage, GPU), for a status page.")
+  )
+  .addError(RateLimited)
+  .annotate(OpenApi.Description, "Public endpoints: no key needed; limited per IP, health not at all."))
 
-export const FilesGroup = HttpApiGroup.make("files")
+export const FilesGroup = withApiKey(HttpApiGroup.make("files")
   .add(
     HttpApiEndpoint.post("createFile", "/v1/files")
       .annotate(OpenApi.Summary, "Create a file and its upload target")
       .annotate(OpenApi.Description, "Registers a file of `size_bytes` and answers where to send its bytes: one signed PUT up to 100 MiB, else a multipart upload in 64 MiB parts. The upload stays open 6 hours.")
       .setPayload(strict(CreateIn))
       .addSuccess(CreateOut, { status: 201 })
-      .addError(UnsupportedMediaType, { status: 415 })
-      .addError(FileTooLarge, { status: 413 })
-      .addError(QuotaExceeded, { status: 429 })
-      .addError(IdempotencyKeyReused, { status: 409 })
+      .addError(UnsupportedMediaType)
+      .addError(FileTooLarge)
+      .addError(QuotaExceeded)
+      .annotate(Idempotent, true)
+      .annotate(RequiredScopes, ["files:write"])
   )
   .add(
     HttpApiEndpoint.get("getFile")`/v1/files/${fileId}`
@@ -77,7 +81,7 @@ export const FilesGroup = HttpApiGroup.make("files")
       .annotate(OpenApi.Summary, "Delete a file")
       .annotate(OpenApi.Description, "Removes the file and its bytes; refused (409 file_in_use) while a queued or processing job uses it.")
       .addSuccess(HttpApiSchema.NoContent)
-      .addError(FileInUse, { status: 409 })
+      .addError(FileInUse)
   )
   .add(
     HttpApiEndpoint.post("completeFile")`/v1/files/${fileId}/complete`
@@ -85,9 +89,10 @@ export const FilesGroup = HttpApiGroup.make("files")
       .annotate(OpenApi.Description, "Call once the bytes are sent (with each part's ETag for a multipart upload): the file is validated and becomes `ready` or `rejected`.")
       // the body is optional (absent or null): read and decoded by the handler
       .addSuccess(File, { status: 202 })
-      .addError(UploadExpired, { status: 409 })
-      .addError(QuotaExceeded, { status: 429 })
-      .addError(IdempotencyKeyReused, { status: 409 })
+      .addError(UploadExpired)
+      .addError(QuotaExceeded)
+      .annotate(Idempotent, true)
+      .annotate(RequiredScopes, ["files:write"])
       .annotate(OpenApi.Override, {
         requestBody: {
           required: false,
@@ -95,24 +100,25 @@ export const FilesGroup = HttpApiGroup.make("files")
         }
       })
   )
-  .addError(NotFound, { status: 404 })
-  .middleware(Authentication)
+  .addError(NotFound)
   .annotate(OpenApi.Description, "Files: create one, send its bytes to the signed upload target, complete it, and it is validated.")
+)
 
-export const JobsGroup = HttpApiGroup.make("jobs")
+export const JobsGroup = withApiKey(HttpApiGroup.make("jobs")
   .add(
     HttpApiEndpoint.post("createDenoiseJob", "/v1/audio/denoise")
       .annotate(OpenApi.Summary, "Create a denoise job")
       .annotate(OpenApi.Description, "Denoises a ready file with a model (default: the task's default). Holds the exact cost from available credit; only a succeeded job is charged.")
       .setPayload(strict(DenoiseIn))
       .addSuccess(Job, { status: 202 })
-      .addError(FileNotReady, { status: 409 })
-      .addError(ModelNotAvailable, { status: 422 })
-      .addError(AudioTooLong, { status: 422 })
-      .addError(FileTooLarge, { status: 413 })
-      .addError(InsufficientCredit, { status: 402 })
-      .addError(AccountSuspended, { status: 403 })
-      .addError(IdempotencyKeyReused, { status: 409 })
+      .addError(FileNotReady)
+      .addError(ModelNotAvailable)
+      .addError(AudioTooLong)
+      .addError(FileTooLarge)
+      .addError(InsufficientCredit)
+      .addError(AccountSuspended)
+      .annotate(Idempotent, true)
+      .annotate(RequiredScopes, ["jobs:write"])
   )
   // a fresh struct of the same fields: with its identifier, the description would show a
   // reference instead of the query parameters
@@ -127,30 +133,35 @@ export const JobsGroup = HttpApiGroup.make("jobs")
       .annotate(OpenApi.Summary, "Cancel a job")
       .annotate(OpenApi.Description, "Cancels a queued job and releases its hold; a job already processing cannot be canceled (409 job_not_cancelable).")
       .addSuccess(Job)
-      .addError(JobNotCancelable, { status: 409 })
-      .addError(IdempotencyKeyReused, { status: 409 })
+      .addError(JobNotCancelable)
+      .annotate(Idempotent, true)
+      .annotate(RequiredScopes, ["jobs:write"])
   )
   .add(
     HttpApiEndpoint.get("getJobOutput")`/v1/jobs/${jobId}/output`
       .annotate(OpenApi.Summary, "Get a job's output link")
       .annotate(OpenApi.Description, "A fresh signed download URL of the denoised audio of a succeeded job; outputs are kept 7 days.")
       .addSuccess(OutputLink)
-      .addError(JobNotSucceeded, { status: 409 })
-      .addError(OutputExpired, { status: 410 })
+      .addError(JobNotSucceeded)
+      .addError(OutputExpired)
   )
-  .addError(NotFound, { status: 404 })
-  .middleware(Authentication)
+  .addError(NotFound)
   .annotate(OpenApi.Description, "Denoise jobs: create one on a ready file, poll it, download its output.")
+)
 
-export const AccountGroup = HttpApiGroup.make("account")
-  .add(HttpApiEndpoint.get("getCredits", "/v1/credits").addSuccess(Credits)
+export const AccountGroup = withApiKey(HttpApiGroup.make("account")
+  .add(
+    HttpApiEndpoint.get("getCredits", "/v1/credits").addSuccess(Credits)
       .annotate(OpenApi.Summary, "Get credit balance")
-      .annotate(OpenApi.Description, "Balance, credit held by running jobs, and what is available for new jobs, in micros of a US dollar. A test key sees an empty sandbox wallet."))
-  .add(HttpApiEndpoint.get("getMe", "/v1/me").addSuccess(MeOut)
+      .annotate(OpenApi.Description, "Balance, credit held by running jobs, and what is available for new jobs, in micros of a US dollar. A test key sees an empty sandbox wallet.")
+  )
+  .add(
+    HttpApiEndpoint.get("getMe", "/v1/me").addSuccess(MeOut)
       .annotate(OpenApi.Summary, "Describe the calling key")
-      .annotate(OpenApi.Description, "The key's account, mode and scopes, and the balance when the key has `credits:read`."))
-  .middleware(Authentication)
+      .annotate(OpenApi.Description, "The key's account, mode and scopes, and the balance when the key has `credits:read`.")
+  )
   .annotate(OpenApi.Description, "The calling key and its account's credit.")
+)
 
 export const HushApi = HttpApi.make("hush")
   .add(PublicGroup)
@@ -160,10 +171,10 @@ export const HushApi = HttpApi.make("hush")
   .add(AuthGroup)
   .add(SessionGroup)
   .add(DashboardGroup)
-  .addError(InvalidRequest, { status: 422 })
-  .addError(InsufficientScope, { status: 403 })
-  .addError(RequestTooLarge, { status: 413 })
-  .addError(InternalError, { status: 500 })
+  .addError(InvalidRequest)
+  .addError(InsufficientScope)
+  .addError(RequestTooLarge)
+  .addError(InternalError)
   // CompleteIn is referenced by the complete endpoint's hand-written request body
   .annotate(HttpApi.AdditionalSchemas, [CompleteIn])
   .annotate(OpenApi.Transform, describeProblems)
