@@ -1185,8 +1185,30 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -1212,6 +1234,19 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1314,8 +1349,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -1378,6 +1447,25 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the bucket is full. */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1483,8 +1571,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -1547,6 +1669,25 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the bucket is full. */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1649,8 +1790,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -1713,6 +1888,25 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the bucket is full. */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2133,8 +2327,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -2354,6 +2582,23 @@ export interface operations {
             };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -3157,8 +3402,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -3361,8 +3640,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -3897,6 +4210,23 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
             422: {
                 headers: {
@@ -4082,8 +4412,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -4284,8 +4648,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -4470,6 +4868,23 @@ export interface operations {
             };
             /** @description Problem (method_not_allowed) */
             405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -4719,6 +5134,23 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
                 headers: {
@@ -4921,8 +5353,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -4985,6 +5451,25 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the bucket is full. */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5097,6 +5582,23 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
                 headers: {
@@ -5178,6 +5680,25 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the bucket is full. */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5290,6 +5811,23 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
                 headers: {
@@ -5371,6 +5909,25 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the bucket is full. */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5488,6 +6045,23 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
                 headers: {
@@ -5569,6 +6143,25 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the bucket is full. */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5700,6 +6293,23 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
                 headers: {
@@ -5798,6 +6408,25 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the bucket is full. */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5904,8 +6533,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -5968,6 +6631,25 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the bucket is full. */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6073,6 +6755,23 @@ export interface operations {
             };
             /** @description Problem (method_not_allowed) */
             405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -6307,8 +7006,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -6497,6 +7230,23 @@ export interface operations {
             };
             /** @description Problem (method_not_allowed) */
             405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -6749,6 +7499,23 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
                 headers: {
@@ -6968,8 +7735,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -7164,6 +7965,23 @@ export interface operations {
             };
             /** @description Problem (method_not_allowed) */
             405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -7398,8 +8216,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -7859,6 +8711,23 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
                 headers: {
@@ -8078,8 +8947,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -8284,8 +9187,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -8491,8 +9428,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -8701,8 +9672,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
@@ -8907,8 +9912,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Problem (file_too_large, request_too_large) */
             413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;
