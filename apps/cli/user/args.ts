@@ -62,7 +62,8 @@ export const USAGE = `usage: hush <command> [options]
   hush models [--json]
   hush admin …            operator commands on the server's own store (hush admin --help)
 
-environment: HUSH_API_KEY (required except for models), HUSH_BASE_URL (default http://localhost:8787)
+environment: HUSH_API_KEY (required except for models), HUSH_BASE_URL (default http://localhost:8787),
+  HUSH_CACHE_DIR (resume files; default ~/.cache/hush), HUSH_UPLOAD_CONCURRENCY (parts at once; default 4)
 exit codes: 0 ok, 1 unexpected failure, 2 usage, 3 key or account refused, 4 insufficient credit,
   5 input or option refused, 6 not found or wrong state, 7 job failed, 8 job canceled,
   9 service busy or unreachable (retry later), 130 interrupted`
