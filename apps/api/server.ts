@@ -16,7 +16,7 @@ import { DashboardHandlers } from "./handlers/dashboard.js"
 import { PublicHandlers } from "./handlers/public.js"
 import { AuthHandlers, SessionHandlers } from "./handlers/sessions.js"
 import { BrowserOriginLive, DashboardSessionLive } from "./middleware/session.js"
-import { PageRoutes } from "./pages.js"
+import { pageRoutes } from "./pages.js"
 import { StatusProbeLive } from "./status.js"
 
 export const VERSION = "1.0.0"
@@ -47,7 +47,7 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
     Layer.provide(Layer.mergeAll(AuthenticationLive, BrowserOriginLive, DashboardSessionLive, EdgeRulesLive))
   )
   return HttpApiBuilder.serve().pipe(
-    Layer.provide(Layer.mergeAll(storageRoutes, PageRoutes, HttpApiScalar.layer({ path: "/docs" }), EdgeLive)),
+    Layer.provide(Layer.mergeAll(storageRoutes, pageRoutes(options.publicBaseUrl), HttpApiScalar.layer({ path: "/docs" }), EdgeLive)),
     Layer.provide(api),
     Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl)))
   )
