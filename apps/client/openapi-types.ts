@@ -284,6 +284,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook_endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The endpoints of the key's account and mode, oldest first; never their secrets.
+         */
+        get: operations["webhooks.listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description At most 16 per account and mode. The `secret` (`whsec_…`) is shown only in this answer. Live-mode URLs must be `https://` and resolve to public addresses (`422 invalid_request` otherwise).
+         */
+        post: operations["webhooks.createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description One endpoint, without its secret.
+         */
+        get: operations["webhooks.getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description The endpoint and its deliveries log go; pending deliveries are not sent.
+         */
+        delete: operations["webhooks.deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries
+         * @description Newest first, by cursor. Each delivery lists every attempt: when, the status answered, the duration and the error.
+         */
+        get: operations["webhooks.listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/signup": {
         parameters: {
             query?: never;
@@ -892,8 +960,65 @@ export interface components {
             key_id: string;
             /** @enum {string} */
             mode: "live" | "test";
-            scopes: ("files:write" | "jobs:write" | "jobs:read" | "credits:read")[];
+            scopes: ("files:write" | "jobs:write" | "jobs:read" | "credits:read" | "webhooks:write")[];
             balance?: components["schemas"]["Credits"] | null;
+        };
+        WebhookEndpointCreated: {
+            id: string;
+            /** @enum {string} */
+            object: "webhook_endpoint";
+            url: string;
+            events: ("job.succeeded" | "job.failed" | "job.canceled" | "file.ready" | "file.rejected")[];
+            description: string | null;
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            /** @enum {string} */
+            mode: "live" | "test";
+            created_at: string;
+            disabled_at: string | null;
+            secret: string;
+        };
+        WebhookEndpointList: {
+            data: components["schemas"]["WebhookEndpoint"][];
+            next_cursor: string | null;
+        };
+        WebhookEndpoint: {
+            id: string;
+            /** @enum {string} */
+            object: "webhook_endpoint";
+            url: string;
+            events: ("job.succeeded" | "job.failed" | "job.canceled" | "file.ready" | "file.rejected")[];
+            description: string | null;
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            /** @enum {string} */
+            mode: "live" | "test";
+            created_at: string;
+            disabled_at: string | null;
+        };
+        WebhookDeliveryPage: {
+            data: components["schemas"]["WebhookDelivery"][];
+            next_cursor: string | null;
+        };
+        WebhookDelivery: {
+            id: string;
+            /** @enum {string} */
+            object: "webhook_delivery";
+            event_id: string;
+            /** @enum {string} */
+            event_type: "job.succeeded" | "job.failed" | "job.canceled" | "file.ready" | "file.rejected";
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            attempts: components["schemas"]["WebhookAttempt"][];
+            next_attempt_at: string | null;
+            created_at: string;
+            finished_at: string | null;
+        };
+        WebhookAttempt: {
+            at: string;
+            status_code: components["schemas"]["Int"] | null;
+            duration_ms: components["schemas"]["Int"];
+            error: string | null;
         };
         LoginResponse: {
             user: components["schemas"]["SessionUser"];
@@ -946,7 +1071,7 @@ export interface components {
             mode: "live" | "test";
             prefix_display: string;
             last_four: string;
-            scopes: ("files:write" | "jobs:write" | "jobs:read" | "credits:read")[];
+            scopes: ("files:write" | "jobs:write" | "jobs:read" | "credits:read" | "webhooks:write")[];
             created_at: string;
             last_used_at: string | null;
             revoked_at: string | null;
@@ -4773,6 +4898,1253 @@ export interface operations {
             };
         };
     };
+    "webhooks.listWebhookEndpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebhookEndpointList */
+            200: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "webhooks.createWebhookEndpoint": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1–255 printable characters, kept 24 hours per account and mode. A retry with the same key and request replays the first answer; another request with it is 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * maxLength(2048)
+                     * @description a string at most 2048 character(s) long
+                     */
+                    url: string;
+                    /**
+                     * maxItems(16)
+                     * @description an array of at most 16 item(s)
+                     */
+                    events: ("job.succeeded" | "job.failed" | "job.canceled" | "file.ready" | "file.rejected")[];
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description WebhookEndpointCreated */
+            201: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointCreated"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "webhooks.getWebhookEndpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebhookEndpoint */
+            200: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "webhooks.deleteWebhookEndpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            204: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "webhooks.listWebhookDeliveries": {
+        parameters: {
+            query?: {
+                /** @description a string to be decoded into a number */
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebhookDeliveryPage */
+            200: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     "auth.signup": {
         parameters: {
             query?: never;
@@ -8363,7 +9735,7 @@ export interface operations {
                      * @description a string at most 100 character(s) long
                      */
                     name?: string;
-                    scopes?: ("files:write" | "jobs:write" | "jobs:read" | "credits:read")[] | null;
+                    scopes?: ("files:write" | "jobs:write" | "jobs:read" | "credits:read" | "webhooks:write")[] | null;
                 };
             };
         };
