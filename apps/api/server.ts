@@ -18,7 +18,7 @@ import { PublicHandlers } from "./handlers/public.js"
 import { AuthHandlers, SessionHandlers } from "./handlers/sessions.js"
 import { BrowserOriginLive, DashboardSessionLive } from "./middleware/session.js"
 import { FakeCheckoutRoutes } from "./fake-checkout.js"
-import { PageRoutes } from "./pages.js"
+import { pageRoutes } from "./pages.js"
 import { StatusProbeLive } from "./status.js"
 
 export const VERSION = "1.0.0"
@@ -51,7 +51,7 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
     Layer.provide(Layer.mergeAll(AuthenticationLive, BrowserOriginLive, DashboardSessionLive, EdgeRulesLive))
   )
   return HttpApiBuilder.serve().pipe(
-    Layer.provide(Layer.mergeAll(storageRoutes, PageRoutes, FakeCheckoutRoutes, HttpApiScalar.layer({ path: "/docs" }), EdgeLive)),
+    Layer.provide(Layer.mergeAll(storageRoutes, pageRoutes(options.publicBaseUrl), FakeCheckoutRoutes, HttpApiScalar.layer({ path: "/docs" }), EdgeLive)),
     Layer.provide(api),
     Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl)))
   )
