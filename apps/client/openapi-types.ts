@@ -689,7 +689,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Opens a payment page (`url`) for `amount_micros`: $10 to $1,000 in whole cents (else 422). Needs a verified e-mail address (403). Credit arrives when the provider reports the payment (POST /v1/webhooks/payments). */
+        /**
+         * Buy credit
+         * @description Opens a payment page (`url`) for `amount_micros`: $10 to $1,000 in whole cents (else 422). Needs a verified e-mail address (403). Credit arrives when the provider reports the payment (POST /v1/webhooks/payments).
+         */
         post: operations["dashboard.createCheckout"];
         delete?: never;
         options?: never;
@@ -786,7 +789,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description For the payment provider only: a signed event (Stripe's `Stripe-Signature` scheme, 5 minutes' tolerance). Each event id is applied at most once; unknown event types are answered 200 and ignored. */
+        /**
+         * Receive a payment provider event
+         * @description For the payment provider only: a signed event (Stripe's `Stripe-Signature` scheme, 5 minutes' tolerance). Each event id is applied at most once; unknown event types are answered 200 and ignored.
+         */
         post: operations["paymentWebhooks.receivePaymentEvent"];
         delete?: never;
         options?: never;

@@ -78,6 +78,7 @@ export const DashboardGroup = withSession(HttpApiGroup.make("dashboard")
       .addSuccess(CheckoutResponse, { status: 201 })
       .addError(IdempotencyKeyReused)
       .addError(ProviderError)
+      .annotate(OpenApi.Summary, "Buy credit")
       .annotate(
         OpenApi.Description,
         "Opens a payment page (`url`) for `amount_micros`: $10 to $1,000 in whole cents (else 422). Needs a verified e-mail address (403). " +
