@@ -6,11 +6,13 @@
  */
 import { Context, Effect, FiberRef, HashMap, Layer } from "effect"
 import type {
-  AccountRecord, FileRecord, HoldRecord, IdempotencyRecord, JobRecord, KeyRecord, LedgerEntryRecord, LotRecord
+  AccountRecord, FileRecord, HoldRecord, IdempotencyRecord, JobRecord, KeyRecord, LedgerEntryRecord, LotRecord,
+  WebhookDeliveryRecord, WebhookEndpointRecord
 } from "../../core/domain/records.js"
 import type {
   EmailTokenRecord, OAuthIdentityRecord, OAuthStateRecord, SessionRecord, UserRecord
 } from "../../core/domain/users.js"
+import type { CheckoutRecord } from "../../core/domain/payments.js"
 import { Transactor } from "../../core/ports/transactor.js"
 
 export interface MemoryState {
@@ -34,6 +36,11 @@ export interface MemoryState {
   readonly oauthIdentities: HashMap.HashMap<string, OAuthIdentityRecord>
   /** By hash. */
   readonly oauthStates: HashMap.HashMap<string, OAuthStateRecord>
+  readonly checkouts: HashMap.HashMap<string, CheckoutRecord>
+  /** Applied payment event ids → when they were received. */
+  readonly paymentEvents: HashMap.HashMap<string, number>
+  readonly webhookEndpoints: HashMap.HashMap<string, WebhookEndpointRecord>
+  readonly webhookDeliveries: HashMap.HashMap<string, WebhookDeliveryRecord>
 }
 
 export const emptyState = (): MemoryState => ({
@@ -50,7 +57,11 @@ export const emptyState = (): MemoryState => ({
   sessions: HashMap.empty(),
   emailTokens: HashMap.empty(),
   oauthIdentities: HashMap.empty(),
-  oauthStates: HashMap.empty()
+  oauthStates: HashMap.empty(),
+  checkouts: HashMap.empty(),
+  paymentEvents: HashMap.empty(),
+  webhookEndpoints: HashMap.empty(),
+  webhookDeliveries: HashMap.empty()
 })
 
 export interface MemoryDatabase {

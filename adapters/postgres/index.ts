@@ -18,10 +18,12 @@ import { PostgresTransactor } from "./transactor.js"
 export * from "./errors.js"
 export * from "./operational-stats.js"
 export { migrate, MIGRATIONS, MIGRATIONS_TABLE, PostgresMigrations } from "./migrations.js"
+export * from "./payments.js"
 export * from "./repositories.js"
 export * from "./transactor.js"
 export * from "./usage.js"
 export * from "./users.js"
+export * from "./webhooks.js"
 export * from "./verify.js"
 
 /** All repositories and the Transactor, after the migrations ran. Requires SqlClient. */

@@ -12,17 +12,33 @@ import { AccountHandlers } from "./handlers/account.js"
 import { AuthenticationLive } from "./handlers/auth.js"
 import { FilesHandlers } from "./handlers/files.js"
 import { JobsHandlers } from "./handlers/jobs.js"
+import { WebhooksHandlers } from "./handlers/webhooks.js"
 import { DashboardHandlers } from "./handlers/dashboard.js"
+import { PaymentWebhookHandlers } from "./handlers/payments.js"
 import { PublicHandlers } from "./handlers/public.js"
 import { AuthHandlers, SessionHandlers } from "./handlers/sessions.js"
 import { BrowserOriginLive, DashboardSessionLive } from "./middleware/session.js"
 import { MetricsAccess, type MetricsAccessOptions } from "./operations/access.js"
 import { OperationsHandlers } from "./operations/handlers.js"
 import { DrainingLive } from "./operations/readiness.js"
-import { PageRoutes } from "./pages.js"
+import { FakeCheckoutRoutes } from "./fake-checkout.js"
+import { pageRoutes } from "./pages.js"
 import { StatusProbeLive } from "./status.js"
 
 export const VERSION = "1.0.0"
+
+/**
+ * The reference at /docs makes no third-party call and works offline: the script is inlined
+ * (HttpApiScalar's default), and Scalar's own fonts, telemetry, toolbar (registry share, paid SDK
+ * generation) and request proxy are off. The keys past `withDefaultFonts` are Scalar 1.39's own
+ * configuration, passed through as they are (platform's ScalarConfig type lists only some).
+ */
+const SCALAR_CONFIG = {
+  withDefaultFonts: false,
+  telemetry: false,
+  showToolbar: "never",
+  documentDownloadType: "json"
+} as HttpApiScalar.ScalarConfig
 
 export interface ApiOptions {
   readonly publicBaseUrl: string
@@ -40,7 +56,9 @@ export const errorsBaseUrlOf = (publicBaseUrl: string) => `${publicBaseUrl}/erro
  * blob store's own routes where it has some (storageLayers).
  */
 export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<never, E, R>) => {
-  const handlers = Layer.mergeAll(PublicHandlers, FilesHandlers, JobsHandlers, AccountHandlers, AuthHandlers, SessionHandlers, DashboardHandlers, OperationsHandlers).pipe(
+  const handlers = Layer.mergeAll(PublicHandlers, FilesHandlers, JobsHandlers, AccountHandlers, AuthHandlers, SessionHandlers, DashboardHandlers, PaymentWebhookHandlers,
+    WebhooksHandlers, OperationsHandlers
+  ).pipe(
     Layer.provide(Layer.mergeAll(
       BackgroundLive,
       DrainingLive,
@@ -54,7 +72,9 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
     Layer.provide(Layer.mergeAll(AuthenticationLive, BrowserOriginLive, DashboardSessionLive, EdgeRulesLive))
   )
   return HttpApiBuilder.serve().pipe(
-    Layer.provide(Layer.mergeAll(storageRoutes, PageRoutes, HttpApiScalar.layer({ path: "/docs" }), EdgeLive)),
+    Layer.provide(Layer.mergeAll(
+      storageRoutes, pageRoutes(options.publicBaseUrl), FakeCheckoutRoutes, HttpApiScalar.layer({ path: "/docs", scalar: SCALAR_CONFIG }), EdgeLive
+    )),
     Layer.provide(api),
     Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl))),
     // a request's span is named by its route template (`GET /v1/jobs/:job_id`), never its raw path

@@ -64,10 +64,7 @@ export const databaseConnections = Metric.gauge("hush_database_connections", {
 })
 export const databaseMaxConnections = Metric.gauge("hush_database_max_connections", { description: "The database server's max_connections (read at scrape)" })
 
-/**
- * Webhook deliveries by outcome (delivered, failed, retrying, dropped…). Defined here for the
- * webhooks feature to increment: `Metric.increment(webhookDeliveries.pipe(Metric.tagged("outcome", "delivered")))`.
- */
+/** Webhook delivery attempts by outcome (core/services/webhook-delivery.ts `AttemptOutcome`). */
 export const webhookDeliveries = Metric.counter("hush_webhook_deliveries_total", { description: "Webhook delivery attempts, by outcome" })
 
 /** Adds `amount` to a counter under the given labels. */

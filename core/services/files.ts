@@ -13,6 +13,7 @@ import { checkDeletable, checkNewFile, completeUpload, markReady, markRejected, 
 import { AUDIO_REJECTION_MESSAGES } from "../rules/files.js"
 import { inputKeyOf, stagingKeyOf } from "../rules/storage.js"
 import type { Caller } from "./caller.js"
+import { emitFileEvent } from "./webhooks.js"
 
 export interface NewFile {
   readonly filename: string
@@ -212,7 +213,8 @@ export const validateFile = (id: string) =>
       onRight: (result) => markReady(file, result.durationSeconds, now),
       onLeft: (error) => markRejected(file, AUDIO_REJECTION_MESSAGES[error.reason], now)
     })
-    yield* files.update(next)
+    // the file.ready / file.rejected event commits with the verdict (an outbox)
+    yield* transactionally(Effect.zipRight(files.update(next), emitFileEvent(next)))
     yield* measured(next.status === "ready" ? "ready" : "rejected")
     return Option.some(next)
   }).pipe(Effect.withSpan("validateFile", { attributes: { "hush.file_id": id } }))

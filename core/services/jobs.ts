@@ -17,6 +17,7 @@ import { downloadStem } from "../rules/storage.js"
 import { ownedFile } from "./files.js"
 import * as Metrics from "../observability/metrics.js"
 import { walletStep } from "./wallet.js"
+import { emitJobEvent } from "./webhooks.js"
 
 const notFound = (id: string) => new NotFound({ detail: `no job '${id}' exists on this account` })
 
@@ -135,6 +136,7 @@ export const cancelJob = (caller: Caller, id: string) =>
       const canceled = yield* JobRules.cancel(job, now)
       yield* Effect.flatMap(JobRepo, (jobs) => jobs.update(canceled))
       yield* releaseHold(canceled, `job ${job.id} canceled`)
+      yield* emitJobEvent(canceled)
       return canceled
     })).pipe(Effect.tap((canceled) => Metrics.count(Metrics.jobsFinished, { state: "canceled", model: canceled.model })))
   }).pipe(Effect.withSpan("cancelJob", { attributes: { "hush.account_id": caller.accountId, "hush.job_id": id } }))

@@ -15,6 +15,7 @@ import * as Wallet from "../wallet/wallet.js"
 import { releaseHold } from "./jobs.js"
 import * as Metrics from "../observability/metrics.js"
 import { walletStep } from "./wallet.js"
+import { emitJobEvent } from "./webhooks.js"
 
 const save = (job: JobRecord) => Effect.flatMap(JobRepo, (jobs) => jobs.update(job))
 
@@ -77,6 +78,7 @@ export const succeedJob = (jobId: string, owner: string, output: StoredOutput) =
       )
     const succeeded = yield* JobRules.succeed(job, owner, { output: outputRecord(output), ...charge, now })
     yield* save(succeeded)
+    yield* emitJobEvent(succeeded)
     return succeeded
   })).pipe(Effect.tap((succeeded) =>
     Effect.zipRight(
@@ -99,6 +101,7 @@ export const failJob = (jobId: string, owner: string, error: { readonly code: Jo
     const failed = yield* JobRules.fail(job, owner, error.code, now)
     yield* save(failed)
     yield* releaseHold(failed, `job ${job.id} failed: ${error.code}`)
+    yield* emitJobEvent(failed)
     return failed
   })).pipe(
     Effect.tap((failed) => Metrics.count(Metrics.jobsFinished, { state: "failed", model: failed.model })),
@@ -130,6 +133,7 @@ export const recoverLapsedLeases = (limit = 100) =>
         if (next.right.status === "failed") {
           yield* Metrics.count(Metrics.jobsFinished, { state: "failed", model: job.model })
           yield* releaseHold(next.right, `job ${job.id} failed: worker lost`)
+          yield* emitJobEvent(next.right)
           yield* Effect.logWarning(`job failed: internal_error: its worker stopped responding ${job.attempts} times`).pipe(
             Effect.annotateLogs({ jobId: job.id })
           )

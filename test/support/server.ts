@@ -22,7 +22,8 @@ import { join } from "node:path"
 import { apiLayer } from "../../apps/api/server.js"
 import type { WorkerOptions } from "../../apps/worker/background.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
-import type { AccountsConfig, GpuProviderConfig, HushConfig } from "../../apps/runtime/config.js"
+import type { AccountsConfig, GpuProviderConfig, HushConfig, PaymentsConfig } from "../../apps/runtime/config.js"
+import { fakeWebhookSecret } from "../../adapters/fake-payments/service.js"
 import { compose, type CoreServices } from "../../apps/runtime/root.js"
 import { DEFAULT_OBSERVABILITY, type ObservabilityConfig } from "../../apps/runtime/observability.js"
 import type { AccountSettings } from "../../core/domain/account-settings.js"
@@ -68,6 +69,15 @@ export interface TestServerOptions {
   readonly accountSettings?: Partial<AccountSettings>
   /** Metrics, logs and traces as the environment configures them (METRICS_TOKEN & co.); off by default. */
   readonly observability?: Partial<ObservabilityConfig>
+  /** Who takes payments (default: the embedded fake, as without PAYMENTS). */
+  readonly payments?: PaymentsConfig
+  /** WEBHOOKS_ALLOW_PRIVATE: live webhook endpoints may be local (a receiver inside the test). */
+  readonly webhooksAllowPrivate?: boolean
+  /**
+   * PUBLIC_BASE_URL, when it is not the server's own address: e.g. a proxy in front of it
+   * (test/support/storage-proxy.ts), which the signed storage URLs then point at.
+   */
+  readonly publicBaseUrl?: string
 }
 
 export const startTestServer = async (options: TestServerOptions = {}) => {
@@ -75,9 +85,10 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const dataDir = mkdtempSync(join(tmpdir(), "hush-e2e-"))
   const baseUrl = `http://127.0.0.1:${port}`
   const config: HushConfig = {
-    port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none(),
+    port, dataDir, publicBaseUrl: options.publicBaseUrl ?? baseUrl, env: "test", store: "memory", databaseUrl: Option.none(),
     blobStore: options.s3 === undefined ? "local" : "s3", s3: options.s3, redisUrl: Option.none(),
-    gpuProvider: options.gpuProvider, accounts: options.accounts,
+    gpuProvider: options.gpuProvider, accounts: options.accounts, payments: options.payments,
+    webhooksAllowPrivate: options.webhooksAllowPrivate,
     observability: { ...DEFAULT_OBSERVABILITY, ...options.observability }
   }
   const keys = { signingSecret: "e2e-signing-secret-0123456789abcdef", cursorKey: "e2e-cursor-key" }
@@ -107,6 +118,8 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   return {
     baseUrl,
     dataDir,
+    /** The fake payment provider's webhook signing secret (as the server derives it). */
+    paymentsWebhookSecret: fakeWebhookSecret(keys.signingSecret),
     run: <A, E>(effect: Effect.Effect<A, E, ManagedRuntime.ManagedRuntime.Context<typeof runtime>>) => runtime.runPromise(effect),
     /** An active account with a live and a test key (all scopes) and optional credit, as `admin account create` makes. */
     createAccount: (creditMicros = 0) =>

@@ -2,9 +2,9 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Mode } from "../../../core/domain/enums.js"
-import { Forbidden, IdempotencyKeyReused, NotFound } from "../../../core/errors.js"
+import { Forbidden, IdempotencyKeyReused, NotFound, ProviderError } from "../../../core/errors.js"
 import {
-  Account, AccountPatch, DashboardCredits, DashboardJobDetail, DashboardJobPage, JobListParams, KeyCreateRequest,
+  Account, AccountPatch, CheckoutRequest, CheckoutResponse, DashboardCredits, DashboardJobDetail, DashboardJobPage, JobListParams, KeyCreateRequest,
   KeyCreateResponse, KeyList, KeyOut, LedgerPage, PageLimit, UsageQuery, UsageResponse
 } from "../../../core/schema/index.js"
 import { withSession } from "../edge/declare.js"
@@ -23,17 +23,36 @@ const KeyCreateHeaders = Schema.Struct({
   })
 })
 
+const CheckoutHeaders = Schema.Struct({
+  ...CsrfHeaders.fields,
+  "idempotency-key": Schema.optional(Schema.String).annotations({
+    description: "1–255 printable characters, kept 24 hours. A replay answers the same checkout."
+  })
+})
+
 export const DashboardGroup = withSession(HttpApiGroup.make("dashboard")
-  .add(HttpApiEndpoint.get("getAccount", "/v1/dashboard/account").addSuccess(Account))
+  .add(
+    HttpApiEndpoint.get("getAccount", "/v1/dashboard/account").addSuccess(Account)
+      .annotate(OpenApi.Summary, "Get the account")
+      .annotate(OpenApi.Description, "The account's name, status, terms and training choice.")
+  )
   .add(
     HttpApiEndpoint.patch("updateAccount", "/v1/dashboard/account")
+      .annotate(OpenApi.Summary, "Rename the account")
+      .annotate(OpenApi.Description, "Sets the account's name.")
       .setPayload(strict(AccountPatch))
       .setHeaders(CsrfHeaders)
       .addSuccess(Account)
   )
-  .add(HttpApiEndpoint.get("listKeys", "/v1/dashboard/keys").addSuccess(KeyList))
+  .add(
+    HttpApiEndpoint.get("listKeys", "/v1/dashboard/keys").addSuccess(KeyList)
+      .annotate(OpenApi.Summary, "List API keys")
+      .annotate(OpenApi.Description, "Every key of the account, revoked ones included; never a secret.")
+  )
   .add(
     HttpApiEndpoint.post("createKey", "/v1/dashboard/keys")
+      .annotate(OpenApi.Summary, "Create an API key")
+      .annotate(OpenApi.Description, "The secret is shown once, in this answer.")
       .setPayload(strict(KeyCreateRequest))
       .setHeaders(KeyCreateHeaders)
       .addSuccess(KeyCreateResponse, { status: 201 })
@@ -42,23 +61,53 @@ export const DashboardGroup = withSession(HttpApiGroup.make("dashboard")
   )
   .add(
     HttpApiEndpoint.post("revokeKey")`/v1/dashboard/keys/${keyId}/revoke`
+      .annotate(OpenApi.Summary, "Revoke an API key")
+      .annotate(OpenApi.Description, "The key stops working on the next request.")
       .setHeaders(CsrfHeaders)
       .addSuccess(KeyOut)
   )
-  .add(HttpApiEndpoint.get("getDashboardCredits", "/v1/dashboard/credits").addSuccess(DashboardCredits))
+  .add(
+    HttpApiEndpoint.get("getDashboardCredits", "/v1/dashboard/credits").addSuccess(DashboardCredits)
+      .annotate(OpenApi.Summary, "Get credit and lots")
+      .annotate(OpenApi.Description, "Balance, holds and available credit, with each purchased lot and its expiry.")
+  )
+  .add(
+    HttpApiEndpoint.post("createCheckout", "/v1/dashboard/checkout")
+      .setPayload(strict(CheckoutRequest))
+      .setHeaders(CheckoutHeaders)
+      .addSuccess(CheckoutResponse, { status: 201 })
+      .addError(IdempotencyKeyReused)
+      .addError(ProviderError)
+      .annotate(OpenApi.Summary, "Buy credit")
+      .annotate(
+        OpenApi.Description,
+        "Opens a payment page (`url`) for `amount_micros`: $10 to $1,000 in whole cents (else 422). Needs a verified e-mail address (403). " +
+          "Credit arrives when the provider reports the payment (POST /v1/webhooks/payments)."
+      )
+  )
   .add(
     HttpApiEndpoint.get("getLedger", "/v1/dashboard/ledger")
+      .annotate(OpenApi.Summary, "List ledger entries")
+      .annotate(OpenApi.Description, "Every credit movement, newest first, with the balances after it.")
       .setUrlParams(Schema.Struct({ limit: Schema.optional(PageLimit), cursor: Schema.optional(Schema.String) }))
       .addSuccess(LedgerPage)
   )
-  .add(HttpApiEndpoint.get("getUsage", "/v1/dashboard/usage").setUrlParams(Schema.Struct(UsageQuery.fields)).addSuccess(UsageResponse))
+  .add(
+    HttpApiEndpoint.get("getUsage", "/v1/dashboard/usage").setUrlParams(Schema.Struct(UsageQuery.fields)).addSuccess(UsageResponse)
+      .annotate(OpenApi.Summary, "Get usage")
+      .annotate(OpenApi.Description, "Jobs, billable seconds and charges per day, model or key over a date range.")
+  )
   .add(
     HttpApiEndpoint.get("listDashboardJobs", "/v1/dashboard/jobs")
+      .annotate(OpenApi.Summary, "List jobs of every key")
+      .annotate(OpenApi.Description, "Newest first, with the key that created each job.")
       .setUrlParams(Schema.Struct({ ...JobListParams.fields, mode: Schema.optional(Mode) }))
       .addSuccess(DashboardJobPage)
   )
   .add(
     HttpApiEndpoint.get("getDashboardJob")`/v1/dashboard/jobs/${jobId}`
+      .annotate(OpenApi.Summary, "Get a job with its ledger")
+      .annotate(OpenApi.Description, "The job, its key and its ledger entries, oldest first.")
       .setUrlParams(Schema.Struct({ mode: Schema.optional(Mode) }))
       .addSuccess(DashboardJobDetail)
   )
