@@ -1,6 +1,7 @@
 import { MemoryPersistence } from "../adapters/memory/index.js"
 import { accountsContracts } from "./contracts/accounts.js"
 import { lifecycleContract } from "./contracts/lifecycle.js"
+import { operationalStatsContract } from "./contracts/operational-stats.js"
 import { paymentsContracts } from "./contracts/payments.js"
 import { repositoryContracts } from "./contracts/repositories.js"
 import { webhookContract } from "./contracts/webhooks.js"
@@ -9,6 +10,8 @@ import { webhookContract } from "./contracts/webhooks.js"
 repositoryContracts("memory", () => MemoryPersistence)
 
 lifecycleContract("memory", () => MemoryPersistence)
+
+operationalStatsContract("memory", () => MemoryPersistence, { hasConnections: false })
 
 accountsContracts("memory", () => MemoryPersistence)
 

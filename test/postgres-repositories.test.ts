@@ -18,6 +18,7 @@ import { WalletRepo } from "../core/ports/repositories.js"
 import { makeHold } from "./contracts/fixtures.js"
 import { accountsContracts } from "./contracts/accounts.js"
 import { lifecycleContract } from "./contracts/lifecycle.js"
+import { operationalStatsContract } from "./contracts/operational-stats.js"
 import { paymentsContracts } from "./contracts/payments.js"
 import { repositoryContracts } from "./contracts/repositories.js"
 import { webhookContract } from "./contracts/webhooks.js"
@@ -36,6 +37,7 @@ describe("postgres", () => {
 
   repositoryContracts("postgres", () => freshSchemaPersistence(database))
   lifecycleContract("postgres", () => freshSchemaPersistence(database))
+  operationalStatsContract("postgres", () => freshSchemaPersistence(database), { hasConnections: true })
   accountsContracts("postgres", () => freshSchemaPersistence(database))
   paymentsContracts("postgres", () => freshSchemaPersistence(database))
   webhookContract("postgres", () => freshSchemaPersistence(database))
