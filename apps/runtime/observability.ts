@@ -10,7 +10,7 @@
  *
  * Every log line carries the current trace and span ids when a span is active.
  */
-import { Config, ConfigError, Context, Effect, FiberRef, FiberRefs, HashMap, Layer, Logger, LogLevel, Option, Redacted, Tracer } from "effect"
+import { Config, ConfigError, Context, Effect, FiberRef, FiberRefs, HashMap, HashSet, Layer, Logger, LogLevel, Option, Redacted, Tracer } from "effect"
 
 export interface ObservabilityConfig {
   readonly metricsToken: Option.Option<Redacted.Redacted<string>>
@@ -70,11 +70,11 @@ const jsonLine = Logger.map(Logger.structuredLogger, (entry) => {
   return JSON.stringify({ ...rest, level: logLevel, ...(Object.keys(spans).length === 0 ? {} : { spans }), ...annotations })
 })
 
-/** The process's logger and level; nothing changes unless configured (tests keep theirs). */
+/** The process's one logger (one line a record: JSON, or logfmt) and level; the entry points install it (tests keep theirs). */
 export const loggingLayer = (config: ObservabilityConfig): Layer.Layer<never> => {
-  const format = config.logFormat === "json"
-    ? Logger.replace(Logger.defaultLogger, Logger.withConsoleLog(withTraceIds(jsonLine)))
-    : Logger.replace(Logger.defaultLogger, withTraceIds(Logger.defaultLogger))
+  const logger = config.logFormat === "json" ? Logger.withConsoleLog(withTraceIds(jsonLine)) : withTraceIds(Logger.defaultLogger)
+  // the only logger: NodeRuntime.runMain adds its pretty (multi-line) one beside the default
+  const format = Layer.scopedDiscard(Effect.locallyScopedWith(FiberRef.currentLoggers, () => HashSet.make<Array<Logger.Logger<unknown, any>>>(logger)))
   const level = Option.match(config.logLevel, { onNone: () => Layer.empty, onSome: Logger.minimumLogLevel })
   return Layer.merge(format, level)
 }
