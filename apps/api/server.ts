@@ -16,6 +16,7 @@ import { AuthHandlers, SessionHandlers } from "./handlers/sessions.js"
 import { BrowserOriginLive, DashboardSessionLive } from "./middleware/session.js"
 import { PageRoutes } from "./pages.js"
 import { StatusProbeLive } from "./status.js"
+import { WebRoutes } from "./web.js"
 
 export const VERSION = "1.0.0"
 
@@ -45,7 +46,7 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
     Layer.provide(Layer.mergeAll(AuthenticationLive, BrowserOriginLive, DashboardSessionLive))
   )
   return HttpApiBuilder.serve().pipe(
-    Layer.provide(Layer.mergeAll(storageRoutes, PageRoutes, HttpApiScalar.layer({ path: "/docs" }), EdgeLive)),
+    Layer.provide(Layer.mergeAll(storageRoutes, PageRoutes, WebRoutes, HttpApiScalar.layer({ path: "/docs" }), EdgeLive)),
     Layer.provide(api),
     Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl)))
   )

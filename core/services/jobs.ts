@@ -168,9 +168,12 @@ export const outputFilename = (inputFilename: string): string => `${downloadStem
 
 /** `GET /v1/jobs/{id}/output`: a fresh signed link valid for one hour. */
 export const getOutputLink = (caller: Caller, id: string) =>
+  Effect.zipRight(requireScope(caller.scopes, ["jobs:read"]), outputLinkOf(caller, id))
+
+/** A fresh signed link to the output of the owner's job (the API's and the dashboard's download). */
+export const outputLinkOf = (owner: JobOwner, id: string) =>
   Effect.gen(function*() {
-    yield* requireScope(caller.scopes, ["jobs:read"])
-    const job = yield* ownedJob(caller, id)
+    const job = yield* ownedJob(owner, id)
     if (job.status !== "succeeded" || job.output === null) {
       return yield* new JobNotSucceeded({ detail: `job ${job.id} is ${job.status}; its output exists only once it has succeeded` })
     }

@@ -2,10 +2,10 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Mode } from "../../../core/domain/enums.js"
-import { Forbidden, IdempotencyKeyReused, NotFound } from "../../../core/errors.js"
+import { Forbidden, IdempotencyKeyReused, JobNotSucceeded, NotFound, OutputExpired } from "../../../core/errors.js"
 import {
   Account, AccountPatch, DashboardCredits, DashboardJobDetail, DashboardJobPage, JobListParams, KeyCreateRequest,
-  KeyCreateResponse, KeyList, KeyOut, LedgerPage, PageLimit, UsageQuery, UsageResponse
+  KeyCreateResponse, KeyList, KeyOut, LedgerPage, OutputLink, PageLimit, UsageQuery, UsageResponse
 } from "../../../core/schema/index.js"
 import { STRICT } from "../edge/strict.js"
 import { CsrfHeaders, DashboardSession } from "../middleware/session.js"
@@ -60,6 +60,14 @@ export const DashboardGroup = HttpApiGroup.make("dashboard")
     HttpApiEndpoint.get("getDashboardJob")`/v1/dashboard/jobs/${jobId}`
       .setUrlParams(Schema.Struct({ mode: Schema.optional(Mode) }))
       .addSuccess(DashboardJobDetail)
+  )
+  .add(
+    HttpApiEndpoint.get("getDashboardJobOutput")`/v1/dashboard/jobs/${jobId}/output`
+      .setUrlParams(Schema.Struct({ mode: Schema.optional(Mode) }))
+      .addSuccess(OutputLink)
+      .addError(JobNotSucceeded, { status: 409 })
+      .addError(OutputExpired, { status: 410 })
+      .annotate(OpenApi.Description, "A fresh signed download link (1 hour) for a succeeded job's output, as GET /v1/jobs/{job_id}/output gives an API key.")
   )
   .addError(NotFound, { status: 404 })
   .addError(Forbidden, { status: 403 })
