@@ -90,7 +90,6 @@ export const describeError = (error: unknown): string => {
       case 402: return `Not enough credit: ${error.detail}`
       case 403: return `Not allowed: ${error.detail}`
       case 429: return `Too many requests: ${error.detail}${wait}`
-      case 401: return `Not signed in: ${error.detail}`
       default: return error.status >= 500 ? `The service had a problem (${error.status}): ${error.detail}${wait}` : error.detail
     }
   }
