@@ -28,7 +28,8 @@ export const expectAccessible = async (page: Page, name: string) => {
 
 /** Nothing on the page is wider than the viewport (no sideways scrolling of the page itself). */
 export const expectFitsWidth = async (page: Page, name: string) => {
-  const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }))
+  // a string: it runs in the page, whose globals this Node program does not type
+  const { scroll, width } = await page.evaluate<{ scroll: number; width: number }>("({ scroll: document.documentElement.scrollWidth, width: window.innerWidth })")
   expect(scroll, `${name} is ${scroll} px wide in a ${width} px window`).toBeLessThanOrEqual(width)
 }
 

@@ -127,7 +127,7 @@ describe("web dashboard in Chromium", () => {
     expect(testSecret).toMatch(/^hush_test_[a-z2-7]{52}$/)
     await page.getByRole("button", { name: "Copy key" }).click()
     await page.getByText("Copied.").waitFor()
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(testSecret)
+    expect(await page.evaluate<string>("navigator.clipboard.readText()")).toBe(testSecret)
     await checkPage(page, "keys-secret-once")
     await page.getByRole("button", { name: "I have stored it" }).click()
     await page.reload()
@@ -268,7 +268,7 @@ describe("web dashboard in Chromium", () => {
     await checkPage(page, "overview-375")
     // keyboard only: the skip link first, then the navigation
     await page.keyboard.press("Tab")
-    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe("Skip to content")
+    await expect(page.evaluate<string>("document.activeElement.textContent")).resolves.toBe("Skip to content")
     await page.getByRole("link", { name: "Usage", exact: true }).focus()
     await page.keyboard.press("Enter")
     await page.getByRole("heading", { level: 1, name: "Usage" }).waitFor()
