@@ -131,7 +131,7 @@ describe("web dashboard in Chromium", () => {
     await checkPage(page, "keys-secret-once")
     await page.getByRole("button", { name: "I have stored it" }).click()
     await page.reload()
-    await page.getByRole("cell", { name: "playground" }).waitFor()
+    await page.getByRole("cell", { name: "playground", exact: true }).waitFor()
     expect(await page.content()).not.toContain(testSecret)
     expect((await call(server, "GET", "/v1/me", { key: testSecret })).json.mode).toBe("test")
 
@@ -141,7 +141,7 @@ describe("web dashboard in Chromium", () => {
     await server.run(grantCredit(accountId, 20_000_000))
     await navTo(page, "Credits")
     await expect(page.getByTestId("available").textContent()).resolves.toBe("$20.00")
-    await page.getByRole("cell", { name: "$20.00" }).first().waitFor()
+    await page.getByRole("cell", { name: "$20.00", exact: true }).first().waitFor()
     await checkPage(page, "credits")
 
     // a live key, and two live jobs through the API with it
@@ -171,8 +171,8 @@ describe("web dashboard in Chromium", () => {
     await page.getByRole("link", { name: jobIds[0]! }).click()
     await page.getByRole("heading", { level: 1, name: `Job ${jobIds[0]}` }).waitFor()
     const ledger = page.getByRole("region", { name: "The job's ledger entries, oldest first" })
-    await ledger.getByRole("cell", { name: "hold" }).waitFor()
-    await ledger.getByRole("cell", { name: "capture" }).waitFor()
+    await ledger.getByRole("cell", { name: "hold", exact: true }).waitFor()
+    await ledger.getByRole("cell", { name: "capture", exact: true }).waitFor()
     await checkPage(page, "job")
     const download = page.waitForEvent("download")
     await page.getByRole("button", { name: "Download output" }).click()
@@ -180,8 +180,8 @@ describe("web dashboard in Chromium", () => {
 
     // ledger, usage (and its CSV), account, webhooks
     await navTo(page, "Ledger")
-    await page.getByRole("cell", { name: "grant" }).waitFor()
-    expect(await page.getByRole("cell", { name: "capture" }).count()).toBe(2)
+    await page.getByRole("cell", { name: "grant", exact: true }).waitFor()
+    expect(await page.getByRole("cell", { name: "capture", exact: true }).count()).toBe(2)
     await checkPage(page, "ledger")
     await navTo(page, "Usage")
     await page.getByRole("rowheader", { name: "Total" }).waitFor()
@@ -192,7 +192,7 @@ describe("web dashboard in Chromium", () => {
     expect(csv.filter((line) => line.includes(",2,2,0,")).length).toBe(1)
     await page.getByLabel("Group by").selectOption("model")
     await page.getByRole("button", { name: "Show" }).click()
-    await page.getByRole("cell", { name: "xiph/rnnoise" }).waitFor()
+    await page.getByRole("cell", { name: "xiph/rnnoise", exact: true }).waitFor()
     await checkPage(page, "usage")
     await navTo(page, "Account")
     await page.getByLabel("Name", { exact: true }).fill("Acme Audio")
@@ -266,7 +266,9 @@ describe("web dashboard in Chromium", () => {
     const page = await context.newPage()
     await signUpInBrowser(page, uniqueEmail("web-narrow"))
     await checkPage(page, "overview-375")
-    // keyboard only: the skip link first, then the navigation
+    // keyboard only, on a fresh load: the skip link first, then the navigation
+    await page.reload()
+    await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor()
     await page.keyboard.press("Tab")
     await expect(page.evaluate<string>("document.activeElement.textContent")).resolves.toBe("Skip to content")
     await page.getByRole("link", { name: "Usage", exact: true }).focus()

@@ -3,8 +3,13 @@ import type { ComponentChildren, JSX } from "preact"
 import { useEffect, useState } from "preact/hooks"
 
 const listeners = new Set<() => void>()
+let moved = false
+
+/** Whether the page changed without a reload since the document loaded (then focus goes to the new heading). */
+export const hasNavigated = () => moved
 
 export const navigate = (href: string, options: { readonly replace?: boolean } = {}) => {
+  moved = true
   if (options.replace) history.replaceState(null, "", href)
   else history.pushState(null, "", href)
   for (const listener of listeners) listener()

@@ -1,7 +1,8 @@
 /** Shared pieces: data loading with its three states, forms, tables, dates and the chart. */
-import type { ComponentChildren } from "preact"
-import { useCallback, useEffect, useRef, useState } from "preact/hooks"
+import { cloneElement, type ComponentChildren, type VNode } from "preact"
+import { useCallback, useEffect, useId, useRef, useState } from "preact/hooks"
 import { describeError } from "./api.js"
+import { hasNavigated } from "./router.js"
 
 export type Loaded<A> =
   | { readonly state: "loading" }
@@ -122,20 +123,25 @@ export const BarChart = ({ title, bars }: {
   )
 }
 
-export const Field = ({ label, children, hint }: { readonly label: string; readonly children: ComponentChildren; readonly hint?: string }) => (
-  <label class="field">
-    <span>{label}</span>
-    {children}
-    {hint && <small>{hint}</small>}
-  </label>
-)
+/** A labelled control; the hint is tied to it with aria-describedby, outside its name. */
+export const Field = ({ label, children, hint }: { readonly label: string; readonly children: VNode<any>; readonly hint?: string }) => {
+  const id = useId()
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {cloneElement(children, { id, "aria-describedby": hint ? `${id}-hint` : undefined })}
+      {hint && <small id={`${id}-hint`}>{hint}</small>}
+    </div>
+  )
+}
 
 /** A page's heading and title; the heading takes focus when the page changes (screen readers hear it). */
 export const Page = ({ title, children }: { readonly title: string; readonly children: ComponentChildren }) => {
   const heading = useRef<HTMLHeadingElement>(null)
   useEffect(() => {
     document.title = `${title} · Hush`
-    if (document.activeElement === document.body || document.activeElement?.closest("nav, .skip")) heading.current?.focus()
+    // after an in-app link, as a full page load would; on a load itself focus stays at the top (skip link first)
+    if (hasNavigated()) heading.current?.focus()
   }, [title])
   return (
     <>
