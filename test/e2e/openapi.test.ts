@@ -47,7 +47,8 @@ const DASHBOARD: ReadonlyArray<readonly [string, string, string]> = [
   ["get", "/v1/dashboard/ledger", "200"],
   ["get", "/v1/dashboard/usage", "200"],
   ["get", "/v1/dashboard/jobs", "200"],
-  ["get", "/v1/dashboard/jobs/{job_id}", "200"]
+  ["get", "/v1/dashboard/jobs/{job_id}", "200"],
+  ["get", "/v1/dashboard/jobs/{job_id}/output", "200"]
 ]
 
 /** Open to anyone: no key, no session (the session's own paths check it). */
