@@ -18,7 +18,7 @@ export const OverviewPage = () => {
       <section aria-labelledby="usage-heading">
         <h2 id="usage-heading">Live jobs, last 30 days</h2>
         <Show loaded={usage} what="usage" retry={reloadUsage}>
-          {(u) => (
+          {(u) => u.totals.jobs === 0 ? <Empty>No live jobs in the last 30 days.</Empty> : (
             <>
               <BarChart title={`Jobs per day, ${u.from} to ${u.to}`} bars={u.rows.map((row) => ({ label: row.key ?? "", value: row.jobs, text: `${row.jobs} jobs, ${row.display}` }))} />
               <p>{u.totals.jobs} jobs, {u.totals.succeeded} succeeded, {u.totals.billable_seconds} billable seconds, {u.totals.display} charged. <Link href="/dashboard/usage">Usage details</Link></p>

@@ -49,23 +49,21 @@ export const UsagePage = () => {
         <button type="submit">Show</button>
       </form>
       <Show loaded={usage} what="usage" retry={reload}>
-        {(u) => (
+        {(u) => u.totals.jobs === 0 ? <Empty>No {u.mode} jobs from {u.from} to {u.to}.</Empty> : (
           <>
             {u.group === "day" && <BarChart title={`Jobs per day, ${u.from} to ${u.to}`} bars={u.rows.map((r) => ({ label: r.key ?? "", value: r.jobs, text: `${r.jobs} jobs, ${r.display}` }))} />}
-            {u.rows.length === 0 ? <Empty>No jobs in this range.</Empty> : (
-              <Table label={`Usage by ${u.group}`} head={[GROUP_LABEL[u.group], "Jobs", "Succeeded", "Failed", "Billable seconds", "Charged"]}>
-                {u.rows.map((r, i) => (
-                  <tr key={`${r.key}-${i}`}>
-                    <td>{u.group === "key" ? (r.name || r.key || "(removed key)") : r.key}</td>
-                    <td>{r.jobs}</td><td>{r.succeeded}</td><td>{r.failed}</td><td>{r.billable_seconds}</td><td>{r.display}</td>
-                  </tr>
-                ))}
-                <tr class="total">
-                  <th scope="row">Total</th>
-                  <td>{u.totals.jobs}</td><td>{u.totals.succeeded}</td><td>{u.totals.failed}</td><td>{u.totals.billable_seconds}</td><td>{u.totals.display}</td>
+            <Table label={`Usage by ${u.group}`} head={[GROUP_LABEL[u.group], "Jobs", "Succeeded", "Failed", "Billable seconds", "Charged"]}>
+              {u.rows.map((r, i) => (
+                <tr key={`${r.key}-${i}`}>
+                  <td>{u.group === "key" ? (r.name || r.key || "(removed key)") : r.key}</td>
+                  <td>{r.jobs}</td><td>{r.succeeded}</td><td>{r.failed}</td><td>{r.billable_seconds}</td><td>{r.display}</td>
                 </tr>
-              </Table>
-            )}
+              ))}
+              <tr class="total">
+                <th scope="row">Total</th>
+                <td>{u.totals.jobs}</td><td>{u.totals.succeeded}</td><td>{u.totals.failed}</td><td>{u.totals.billable_seconds}</td><td>{u.totals.display}</td>
+              </tr>
+            </Table>
             <p>
               <a class="button secondary" download={`hush-usage-${u.mode}-${u.from}-${u.to}-by-${u.group}.csv`}
                 href={`data:text/csv;charset=utf-8,${encodeURIComponent(toCsv(u))}`}>
