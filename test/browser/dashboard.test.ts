@@ -218,7 +218,7 @@ describe("web dashboard in Chromium", () => {
     await context.close()
   }, 240_000)
 
-  it("a wrong password is said on the login page; the right one then signs in", async () => {
+  it("a wrong password is said on the login page, the right one then signs in; a 429 is said with its wait", async () => {
     const context = await newContext()
     const page = await context.newPage()
     const email = uniqueEmail("web-login")
@@ -233,6 +233,19 @@ describe("web dashboard in Chromium", () => {
     await page.getByLabel("Password").fill(PASSWORD)
     await page.getByRole("button", { name: "Log in" }).click()
     await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor()
+
+    // a 429 is said in words too, with the wait: the 11th failure for one address
+    await context.clearCookies()
+    await open(page, "/login", "Log in to Hush")
+    await page.getByLabel("E-mail address").fill(uniqueEmail("web-guess"))
+    await page.getByLabel("Password").fill("guess")
+    const login = page.getByRole("button", { name: "Log in" })
+    for (let attempt = 1; attempt <= 11; attempt++) {
+      const answered = page.waitForResponse((r) => r.url().endsWith("/v1/auth/login"))
+      await login.click()
+      expect((await answered).status()).toBe(attempt <= 10 ? 401 : 429)
+    }
+    await expect(page.getByRole("alert").textContent()).resolves.toMatch(/^Too many requests: .*Try again in \d+ seconds?\.$/)
     await context.close()
   }, 60_000)
 
