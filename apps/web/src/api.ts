@@ -13,6 +13,7 @@
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { Data, Effect, Either } from "effect"
 import { HushApi } from "../../api/definition.js"
+import { navigate } from "./router.js"
 
 export class ApiProblem extends Data.TaggedError("ApiProblem")<{
   readonly status: number
@@ -78,7 +79,14 @@ export const call = async <A, E>(request: (api: Api) => Effect.Effect<A, E>): Pr
       result = await attempt(request)
     }
   }
-  if (Either.isLeft(result)) throw result.left
+  if (Either.isLeft(result)) {
+    const error = result.left
+    // the session ended (idle, logged out elsewhere, password reset): sign in again, then come back
+    if (error instanceof ApiProblem && error.status === 401 && location.pathname.startsWith("/dashboard")) {
+      navigate(`/login?next=${encodeURIComponent(location.pathname + location.search)}&expired=1`, { replace: true })
+    }
+    throw error
+  }
   return result.right
 }
 

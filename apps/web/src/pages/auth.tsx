@@ -62,6 +62,7 @@ export const LoginPage = () => {
   return (
     <Page title="Log in to Hush">
       {query.get("signed_out") && <p class="success" role="status">You are logged out.</p>}
+      {query.get("expired") && <p class="notice" role="status">Your session ended. Log in again to continue.</p>}
       {oauthError && <p class="failure" role="alert">{OAUTH_ERRORS[oauthError] ?? "The sign-in did not complete. Please try again."}</p>}
       <form onSubmit={(event) => {
         event.preventDefault()
