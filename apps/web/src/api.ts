@@ -68,8 +68,14 @@ const attempt = <A, E>(request: (api: Api) => Effect.Effect<A, E>) => Effect.run
 const isForbiddenUnsafe = (error: unknown): boolean =>
   error instanceof ApiProblem && error.status === 403 && error.code === "forbidden" && error.method !== "GET"
 
-/** Runs one request; resolves with its answer, rejects with an `ApiProblem` or another error. */
-export const call = async <A, E>(request: (api: Api) => Effect.Effect<A, E>): Promise<A> => {
+/**
+ * Runs one request; resolves with its answer, rejects with an `ApiProblem` or another error.
+ * A `401` on a dashboard page goes to the login page (unless `loginOn401: false`).
+ */
+export const call = async <A, E>(
+  request: (api: Api) => Effect.Effect<A, E>,
+  options: { readonly loginOn401?: boolean } = {}
+): Promise<A> => {
   let result = await attempt(request)
   if (Either.isLeft(result) && isForbiddenUnsafe(result.left)) {
     const before = csrfToken
@@ -82,7 +88,7 @@ export const call = async <A, E>(request: (api: Api) => Effect.Effect<A, E>): Pr
   if (Either.isLeft(result)) {
     const error = result.left
     // the session ended (idle, logged out elsewhere, password reset): sign in again, then come back
-    if (error instanceof ApiProblem && error.status === 401 && location.pathname.startsWith("/dashboard")) {
+    if (error instanceof ApiProblem && error.status === 401 && options.loginOn401 !== false && location.pathname.startsWith("/dashboard")) {
       navigate(`/login?next=${encodeURIComponent(location.pathname + location.search)}&expired=1`, { replace: true })
     }
     throw error

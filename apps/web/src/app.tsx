@@ -121,7 +121,8 @@ export const App = () => {
 
   const refresh = useCallback(async () => {
     try {
-      const current = await call((api) => api.session.session())
+      // no session is an answer here, not an expiry: the routing below sends to /login
+      const current = await call((api) => api.session.session(), { loginOn401: false })
       const { csrf_token } = await call((api) => api.auth.csrf())
       setCsrfToken(csrf_token)
       setSession(current)
