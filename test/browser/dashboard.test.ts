@@ -249,7 +249,7 @@ describe("web dashboard in Chromium", () => {
     await context.close()
   }, 60_000)
 
-  it("a stale CSRF token (a new session from another tab) is refused by the server, and the page recovers", async () => {
+  it("a stale CSRF token (a new session from another tab) is refused by the server and the page recovers; an ended session goes to login and back", async () => {
     const context = await newContext()
     const first = await context.newPage()
     const email = uniqueEmail("web-csrf")
@@ -271,6 +271,16 @@ describe("web dashboard in Chromium", () => {
     await first.getByRole("button", { name: "Save name" }).click()
     await first.getByText("Saved.").waitFor()
     expect(statuses).toEqual([403, 200])
+
+    // the second tab logs out: the first tab's next page load says so and comes back after login
+    await second.getByRole("button", { name: "Log out" }).click()
+    await second.getByText("You are logged out.").waitFor()
+    await first.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name: "API keys" }).click()
+    await first.getByText("Your session ended. Log in again to continue.").waitFor()
+    await first.getByLabel("E-mail address").fill(email)
+    await first.getByLabel("Password").fill(PASSWORD)
+    await first.getByRole("button", { name: "Log in" }).click()
+    await first.getByRole("heading", { level: 1, name: "API keys" }).waitFor()
     await context.close()
   }, 60_000)
 
