@@ -1,9 +1,11 @@
 import { Layer } from "effect"
+import { MemoryPaymentRepositories } from "./payments.js"
 import { MemoryLifecycleRepo, MemoryRepositories } from "./repositories.js"
 import { MemoryDbLive, MemoryTransactor } from "./store.js"
 import { MemoryUsageRepo } from "./usage.js"
 import { MemoryUserRepositories } from "./users.js"
 
+export * from "./payments.js"
 export * from "./repositories.js"
 export * from "./store.js"
 export * from "./usage.js"
@@ -11,5 +13,5 @@ export * from "./users.js"
 
 /** The whole persistence side in memory: repositories and transactor sharing one database. */
 export const MemoryPersistence = Layer.mergeAll(
-  MemoryRepositories, MemoryLifecycleRepo, MemoryUserRepositories, MemoryUsageRepo, MemoryTransactor
+  MemoryRepositories, MemoryLifecycleRepo, MemoryUserRepositories, MemoryUsageRepo, MemoryPaymentRepositories, MemoryTransactor
 ).pipe(Layer.provide(MemoryDbLive))

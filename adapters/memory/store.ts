@@ -11,6 +11,7 @@ import type {
 import type {
   EmailTokenRecord, OAuthIdentityRecord, OAuthStateRecord, SessionRecord, UserRecord
 } from "../../core/domain/users.js"
+import type { CheckoutRecord } from "../../core/domain/payments.js"
 import { Transactor } from "../../core/ports/transactor.js"
 
 export interface MemoryState {
@@ -34,6 +35,9 @@ export interface MemoryState {
   readonly oauthIdentities: HashMap.HashMap<string, OAuthIdentityRecord>
   /** By hash. */
   readonly oauthStates: HashMap.HashMap<string, OAuthStateRecord>
+  readonly checkouts: HashMap.HashMap<string, CheckoutRecord>
+  /** Applied payment event ids → when they were received. */
+  readonly paymentEvents: HashMap.HashMap<string, number>
 }
 
 export const emptyState = (): MemoryState => ({
@@ -50,7 +54,9 @@ export const emptyState = (): MemoryState => ({
   sessions: HashMap.empty(),
   emailTokens: HashMap.empty(),
   oauthIdentities: HashMap.empty(),
-  oauthStates: HashMap.empty()
+  oauthStates: HashMap.empty(),
+  checkouts: HashMap.empty(),
+  paymentEvents: HashMap.empty()
 })
 
 export interface MemoryDatabase {

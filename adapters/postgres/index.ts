@@ -16,6 +16,7 @@ import { PostgresTransactor } from "./transactor.js"
 
 export * from "./errors.js"
 export { migrate, MIGRATIONS, MIGRATIONS_TABLE, PostgresMigrations } from "./migrations.js"
+export * from "./payments.js"
 export * from "./repositories.js"
 export * from "./transactor.js"
 export * from "./usage.js"

@@ -21,6 +21,7 @@ import {
 import { LifecycleRepo } from "../../core/ports/lifecycle.js"
 import { PostgresUsageRepo } from "./usage.js"
 import { PostgresUserRepositories } from "./users.js"
+import { PostgresPaymentRepositories } from "./payments.js"
 import { PgInt, run } from "./columns.js"
 import { orFault, refuse } from "./errors.js"
 import {
@@ -458,5 +459,5 @@ export const PostgresLifecycleRepo = Layer.effect(LifecycleRepo, Effect.map(make
 /** Every repository port over the SqlClient in context. */
 export const PostgresRepositories = Layer.mergeAll(
   PostgresAccountRepo, PostgresKeyRepo, PostgresFileRepo, PostgresJobRepo, PostgresWalletRepo, PostgresIdempotencyRepo,
-  PostgresLifecycleRepo, PostgresUserRepositories, PostgresUsageRepo
+  PostgresLifecycleRepo, PostgresUserRepositories, PostgresUsageRepo, PostgresPaymentRepositories
 )

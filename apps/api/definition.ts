@@ -19,6 +19,7 @@ import { CurrentCaller } from "../../core/services/caller.js"
 import { STRICT } from "./edge/strict.js"
 import { AuthGroup, SessionGroup } from "./groups/auth.js"
 import { DashboardGroup } from "./groups/dashboard.js"
+import { PaymentWebhookGroup } from "./groups/payments.js"
 import { describeProblems } from "./openapi.js"
 
 /** JSON bodies are decoded strictly (edge/strict.ts): an unknown field is `422 invalid_request`. */
@@ -127,6 +128,7 @@ export const HushApi = HttpApi.make("hush")
   .add(AuthGroup)
   .add(SessionGroup)
   .add(DashboardGroup)
+  .add(PaymentWebhookGroup)
   .addError(InvalidRequest, { status: 422 })
   .addError(InsufficientScope, { status: 403 })
   .addError(RequestTooLarge, { status: 413 })

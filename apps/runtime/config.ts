@@ -6,6 +6,7 @@ import { Config, ConfigError, Effect, Option, Redacted } from "effect"
 import { resolve } from "node:path"
 import type { RetryPolicy } from "../../adapters/http-provider/client.js"
 import { S3Config, type S3Options } from "../../adapters/s3/config.js"
+import type { StripeOptions } from "../../adapters/stripe/index.js"
 import type { Limits } from "../../core/domain/limits.js"
 
 export type StoreKind = "memory" | "embedded" | "postgres"
@@ -55,7 +56,18 @@ export interface HushConfig {
   readonly gpuProvider?: GpuProviderConfig | undefined
   /** Mail, OAuth providers and terms of self-serve accounts (`loadAccountsConfig`); defaults when absent. */
   readonly accounts?: AccountsConfig | undefined
+  /** Who takes payments (`PAYMENTS`): the embedded fake when absent. */
+  readonly payments?: PaymentsConfig | undefined
 }
+
+/**
+ * `PAYMENTS=stripe` with `STRIPE_SECRET_KEY` and `STRIPE_WEBHOOK_SECRET` (and `STRIPE_API_URL`
+ * for another API address, e.g. stripe-mock); otherwise the embedded fake provider, which
+ * `HUSH_ENV=production` refuses (it credits without payment).
+ */
+export type PaymentsConfig =
+  | { readonly provider: "fake" }
+  | { readonly provider: "stripe"; readonly stripe: StripeOptions }
 
 export interface OAuthClientConfig {
   readonly clientId: string
@@ -168,6 +180,40 @@ const selector = (name: string, meaning: string) =>
       : Effect.succeed(Option.some(trimmed))
   })
 
+export const loadPaymentsConfig = Effect.gen(function*() {
+  const chosen = (yield* present("PAYMENTS")) ?? "fake"
+  if (chosen === "fake") return { provider: "fake" } satisfies PaymentsConfig
+  if (chosen !== "stripe") return yield* Effect.fail(ConfigError.InvalidData(["PAYMENTS"], "PAYMENTS must be stripe or fake"))
+  const secretKey = yield* present("STRIPE_SECRET_KEY")
+  const webhookSecret = yield* present("STRIPE_WEBHOOK_SECRET")
+  if (secretKey === undefined || webhookSecret === undefined) {
+    return yield* Effect.fail(ConfigError.MissingData(["STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET"], "PAYMENTS=stripe needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET"))
+  }
+  const apiUrl = yield* present("STRIPE_API_URL")
+  let api: StripeOptions["api"]
+  if (apiUrl !== undefined) {
+    const url = URL.canParse(apiUrl) ? new URL(apiUrl) : undefined
+    if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
+      return yield* Effect.fail(ConfigError.InvalidData(["STRIPE_API_URL"], "STRIPE_API_URL must be an http(s) URL"))
+    }
+    const protocol = url.protocol === "http:" ? "http" as const : "https" as const
+    api = { host: url.hostname, port: url.port === "" ? (protocol === "http" ? 80 : 443) : Number(url.port), protocol }
+  }
+  return {
+    provider: "stripe",
+    stripe: { secretKey: Redacted.make(secretKey), webhookSecret: Redacted.make(webhookSecret), api }
+  } satisfies PaymentsConfig
+})
+
+/** The fake provider credits without payment: a production deployment must not start with it. */
+export const checkPaymentsForEnv = (env: string, payments: PaymentsConfig) =>
+  env === "production" && payments.provider === "fake"
+    ? Effect.fail(ConfigError.InvalidData(
+      ["PAYMENTS"],
+      "HUSH_ENV=production needs PAYMENTS=stripe (with STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET): the embedded fake payment provider credits without payment"
+    ))
+    : Effect.void
+
 export const loadConfig = Effect.gen(function*() {
   const port = yield* Config.integer("PORT").pipe(Config.withDefault(8787))
   const dataDir = resolve(yield* Config.string("DATA_DIR").pipe(Config.withDefault("./.hush")))
@@ -191,8 +237,10 @@ export const loadConfig = Effect.gen(function*() {
   const workerEnabled = (yield* Config.string("HUSH_WORKER").pipe(Config.withDefault("on"))) !== "off"
   const workerConcurrency = Option.getOrUndefined(yield* Config.option(Config.integer("WORKER_CONCURRENCY")))
   const accounts = yield* loadAccountsConfig
+  const payments = yield* loadPaymentsConfig
+  yield* checkPaymentsForEnv(env, payments)
   return {
     port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore, s3, redisUrl, limits, gpuProvider, workerEnabled, workerConcurrency,
-    accounts
+    accounts, payments
   } satisfies HushConfig
 })

@@ -3,7 +3,7 @@
  * environment is composed. Apps add only their own pieces (HTTP, worker loop, CLI).
  */
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import { Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { createReadStream } from "node:fs"
 import { join } from "node:path"
 import { FfmpegAudioProbe } from "../../adapters/ffmpeg/probe.js"
@@ -28,6 +28,8 @@ import { makeOAuthProviders } from "../../adapters/oauth/providers.js"
 import { type AccountSettings, AccountSettingsConfig, defaultAccountSettings } from "../../core/domain/account-settings.js"
 import type { Mailer } from "../../core/ports/mailer.js"
 import type { PasswordHasher } from "../../core/ports/password-hasher.js"
+import { FakePayments, fakeWebhookSecret } from "../../adapters/fake-payments/service.js"
+import { PaymentProvider } from "../../core/ports/payments.js"
 import type { HushConfig } from "./config.js"
 import type { DeploymentKeys } from "./secrets.js"
 
@@ -166,6 +168,37 @@ export const accountsLayer = (
     })
   )
 
+/**
+ * The payment provider: Stripe with `PAYMENTS=stripe`, else the embedded fake (whose events
+ * are signed with a secret derived from the deployment's, so the server and the CLI agree).
+ * `FakePayments` is there only with the fake: its page and CLI command look for it.
+ */
+export const paymentsLayer = (config: HushConfig, keys: DeploymentKeys): Layer.Layer<PaymentProvider> => {
+  const payments = config.payments ?? { provider: "fake" }
+  // the SDK (~20 MB) is loaded on first use: a worker never needs it
+  if (payments.provider === "stripe") {
+    return lazyProvider("stripe", () => import("../../adapters/stripe/index.js").then((m) => m.stripePaymentProvider(payments.stripe)))
+  }
+  const load = () =>
+    import("../../adapters/fake-payments/index.js").then((m) =>
+      m.fakePaymentServices({ publicBaseUrl: config.publicBaseUrl, webhookSecret: fakeWebhookSecret(keys.signingSecret) }))
+  return Layer.effectContext(Effect.map(Effect.cached(Effect.promise(load)), (loaded) =>
+    Context.make(PaymentProvider, delegateProvider("fake", Effect.map(loaded, (s) => s.provider))).pipe(
+      Context.add(FakePayments, {
+        signedEvent: (checkout, kind, refundMicros) => Effect.flatMap(loaded, (s) => s.fake.signedEvent(checkout, kind, refundMicros))
+      })
+    )))
+}
+
+const delegateProvider = (name: string, loaded: Effect.Effect<PaymentProvider["Type"]>): PaymentProvider["Type"] => ({
+  name,
+  createCheckout: (request) => Effect.flatMap(loaded, (p) => p.createCheckout(request)),
+  parseEvent: (body, signature) => Effect.flatMap(loaded, (p) => p.parseEvent(body, signature))
+})
+
+const lazyProvider = (name: string, load: () => Promise<PaymentProvider["Type"]>) =>
+  Layer.effect(PaymentProvider, Effect.map(Effect.cached(Effect.promise(load)), (loaded) => delegateProvider(name, loaded)))
+
 /** Everything the core's services need, for one process, over the given blob store (storageLayers). */
 export const coreLayer = (
   config: HushConfig,
@@ -180,6 +213,7 @@ export const coreLayer = (
 ) =>
   Layer.mergeAll(
     accountsLayer(config, { settings: options.accountSettings, hasher: options.hasher }),
+    paymentsLayer(config, keys),
     persistenceLayer(config, options),
     RandomIds,
     // defaults, then the environment's (config.limits), then the caller's

@@ -146,8 +146,13 @@ export class DashboardCredits extends Schema.Class<DashboardCredits>("DashboardC
   lots_truncated: Schema.Boolean
 }) {}
 
+/** decisions.md, Payments: $10 to $1,000, whole cents (core/rules/payments.ts). */
 export const CheckoutRequest = Schema.Struct({
-  amount_micros: Micros.pipe(Schema.greaterThanOrEqualTo(10_000_000))
+  amount_micros: Micros.pipe(
+    Schema.greaterThanOrEqualTo(10_000_000, { message: () => "amount_micros must be at least 10000000 ($10.00)" }),
+    Schema.lessThanOrEqualTo(1_000_000_000, { message: () => "amount_micros must be at most 1000000000 ($1000.00)" }),
+    Schema.multipleOf(10_000, { message: () => "amount_micros must be a whole number of cents (a multiple of 10000)" })
+  )
 }).annotations({ identifier: "CheckoutRequest" })
 export type CheckoutRequest = typeof CheckoutRequest.Type
 

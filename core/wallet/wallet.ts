@@ -5,6 +5,7 @@
  * - balance = Σ lot.remaining; reserved = Σ open holds; available = balance − reserved ≥ 0.
  * - A hold draws on unexpired lots, earliest expiry first; it is captured (charged) or
  *   released exactly once.
+ * - A refund removes at most a purchase lot's unheld remainder with a `refund` entry.
  * - Expiry removes a lot's unheld remainder with an `expiry` entry; micros held on an
  *   expired lot stay held and are captured normally, or expire at once when released.
  * - Every change appends ledger entries whose *_after equal the previous entry's plus deltas.
@@ -165,6 +166,34 @@ export const addCredit = (
     checkoutId: credit.checkoutId ?? null
   })
   return b.done()
+}
+
+/**
+ * A refund or a lost dispute of a purchase: removes `amountMicros` from the purchase's lot,
+ * at most what remains of it unheld (micros running jobs reserve stay theirs, so available
+ * never goes negative), with a `refund` entry. An expired or used-up lot gives nothing back.
+ */
+export const refund = (
+  wallet: WalletSnapshot,
+  request: { readonly checkoutId: string; readonly amountMicros: number; readonly reason: string },
+  now: number,
+  mint: MintId
+): WalletStep & { readonly removedMicros: number } => {
+  if (!Number.isSafeInteger(request.amountMicros) || request.amountMicros < 0) {
+    throw new RangeError(`a refund must be a non-negative integer of micros, got ${request.amountMicros}`)
+  }
+  const b = new Builder(wallet, mint, now)
+  expireDueInto(b, now)
+  const lot = b.current.lots.find((l) => l.source === "purchase" && l.checkoutId === request.checkoutId && !l.expired)
+  if (lot === undefined) return { ...b.done(), removedMicros: 0 }
+  const removed = Math.min(request.amountMicros, lot.remainingMicros - heldOn(b.current, lot.id))
+  if (removed <= 0) return { ...b.done(), removedMicros: 0 }
+  b.putLot(new LotRecord({ ...lot, remainingMicros: lot.remainingMicros - removed }))
+  b.entry({
+    kind: "refund", reason: request.reason, balanceDelta: -removed, reservedDelta: 0,
+    lotId: lot.id, checkoutId: request.checkoutId
+  })
+  return { ...b.done(), removedMicros: removed }
 }
 
 /** Reserves a job's exact cost, earliest-expiring lots first; refused above `available`. */

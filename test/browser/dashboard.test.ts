@@ -6,7 +6,6 @@
  */
 import type { Browser, BrowserContext, Page, Response } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { grantCredit } from "../../core/services/accounts.js"
 import { PASSWORD, tokenIn, uniqueEmail, waitForMail } from "../e2e/browser.js"
 import { call, denoise, readyFile, waitForJob } from "../e2e/helpers.js"
 import { startTestServer, type TestServer } from "../support/server.js"
@@ -65,7 +64,7 @@ const createKey = async (page: Page, mode: "test" | "live", name: string) => {
 }
 
 describe("web dashboard in Chromium", () => {
-  it("the journey: signup, verify, keys, credit, live jobs, usage, jobs, ledger, account, revoke, log out", async () => {
+  it("the journey: signup, verify, a test key, buy $20, a live key, live jobs, usage, jobs, ledger, account, revoke, log out", async () => {
     const context = await newContext()
     await context.grantPermissions(["clipboard-read", "clipboard-write"])
     const page = await context.newPage()
@@ -135,12 +134,17 @@ describe("web dashboard in Chromium", () => {
     expect(await page.content()).not.toContain(testSecret)
     expect((await call(server, "GET", "/v1/me", { key: testSecret })).json.mode).toBe("test")
 
-    // credit
-    // TODO(payments): buy $20 with the fake provider through the credits page
-    const accountId = (await call(server, "GET", "/v1/me", { key: testSecret })).json.account_id as string
-    await server.run(grantCredit(accountId, 20_000_000))
+    // buy $20 with the fake provider: the credits page → its payment page → back with the result
     await navTo(page, "Credits")
+    await page.getByText("No credit yet.").waitFor()
+    await page.getByRole("radio", { name: "$20", exact: true }).check()
+    await page.getByRole("button", { name: "Continue to payment" }).click()
+    await page.waitForURL(/\/fake-checkout\/chk_[a-z2-7]+$/)
+    await page.getByRole("button", { name: "Pay $20.00" }).click()
+    await page.waitForURL(`${server.baseUrl}/dashboard/credits?checkout=paid`)
+    await page.getByText("Payment received: $20.00 added to your credit.").waitFor()
     await expect(page.getByTestId("available").textContent()).resolves.toBe("$20.00")
+    await page.getByRole("cell", { name: "purchase", exact: true }).waitFor()
     await page.getByRole("cell", { name: "$20.00", exact: true }).first().waitFor()
     await checkPage(page, "credits")
 
@@ -180,7 +184,7 @@ describe("web dashboard in Chromium", () => {
 
     // ledger, usage (and its CSV), account, webhooks
     await navTo(page, "Ledger")
-    await page.getByRole("cell", { name: "grant", exact: true }).waitFor()
+    await page.getByRole("cell", { name: "purchase", exact: true }).waitFor()
     expect(await page.getByRole("cell", { name: "capture", exact: true }).count()).toBe(2)
     await checkPage(page, "ledger")
     await navTo(page, "Usage")

@@ -24,7 +24,7 @@ const ENDPOINTS: ReadonlyArray<readonly [string, string, string]> = [
   ["get", "/v1/status", "200"]
 ]
 
-/** decisions.md's dashboard paths (the payment webhook and checkout belong to payments), plus password change. */
+/** decisions.md's dashboard paths (with checkout and the payment webhook), plus password change. */
 const DASHBOARD: ReadonlyArray<readonly [string, string, string]> = [
   ["post", "/v1/auth/signup", "201"],
   ["post", "/v1/auth/login", "200"],
@@ -48,13 +48,17 @@ const DASHBOARD: ReadonlyArray<readonly [string, string, string]> = [
   ["get", "/v1/dashboard/usage", "200"],
   ["get", "/v1/dashboard/jobs", "200"],
   ["get", "/v1/dashboard/jobs/{job_id}", "200"],
-  ["get", "/v1/dashboard/jobs/{job_id}/output", "200"]
+  ["get", "/v1/dashboard/jobs/{job_id}/output", "200"],
+  ["post", "/v1/dashboard/checkout", "201"],
+  ["post", "/v1/webhooks/payments", "200"]
 ]
 
 /** Open to anyone: no key, no session (the session's own paths check it). */
 const SESSIONLESS = new Set([
   "/v1/auth/signup", "/v1/auth/login", "/v1/auth/csrf", "/v1/auth/email/verify", "/v1/auth/password/forgot",
-  "/v1/auth/password/reset", "/v1/auth/oauth/{provider}/start", "/v1/auth/oauth/{provider}/callback"
+  "/v1/auth/password/reset", "/v1/auth/oauth/{provider}/start", "/v1/auth/oauth/{provider}/callback",
+  // the payment provider's: its signature is the authentication
+  "/v1/webhooks/payments"
 ])
 
 const PUBLIC = new Set(["/v1/health", "/v1/models", "/v1/models/{provider}/{model}", "/v1/status"])
@@ -182,7 +186,8 @@ describe("OpenAPI description", () => {
     const withKey = [...ENDPOINTS, ...DASHBOARD].filter(([method, path]) =>
       (spec.paths[path][method].parameters ?? []).some((p: any) => p.in === "header" && p.name.toLowerCase() === "idempotency-key"))
     expect(withKey.map(([method, path]) => `${method} ${path}`).sort()).toEqual([
-      "post /v1/audio/denoise", "post /v1/dashboard/keys", "post /v1/files", "post /v1/files/{file_id}/complete", "post /v1/jobs/{job_id}/cancel"
+      "post /v1/audio/denoise", "post /v1/dashboard/checkout", "post /v1/dashboard/keys", "post /v1/files", "post /v1/files/{file_id}/complete",
+      "post /v1/jobs/{job_id}/cancel"
     ])
     const responses = spec.paths["/v1/audio/denoise"].post.responses
     for (const status of ["202", "402", "409"]) {

@@ -22,7 +22,8 @@ import { join } from "node:path"
 import { apiLayer } from "../../apps/api/server.js"
 import type { WorkerOptions } from "../../apps/worker/background.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
-import type { AccountsConfig, GpuProviderConfig, HushConfig } from "../../apps/runtime/config.js"
+import type { AccountsConfig, GpuProviderConfig, HushConfig, PaymentsConfig } from "../../apps/runtime/config.js"
+import { fakeWebhookSecret } from "../../adapters/fake-payments/service.js"
 import { compose, type CoreServices } from "../../apps/runtime/root.js"
 import type { AccountSettings } from "../../core/domain/account-settings.js"
 import type { Limits } from "../../core/domain/limits.js"
@@ -65,6 +66,8 @@ export interface TestServerOptions {
   readonly accounts?: AccountsConfig
   /** Overrides of the accounts' numbers (e.g. a higher signup limit for a file that signs many up). */
   readonly accountSettings?: Partial<AccountSettings>
+  /** Who takes payments (default: the embedded fake, as without PAYMENTS). */
+  readonly payments?: PaymentsConfig
 }
 
 export const startTestServer = async (options: TestServerOptions = {}) => {
@@ -74,7 +77,7 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const config: HushConfig = {
     port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none(),
     blobStore: options.s3 === undefined ? "local" : "s3", s3: options.s3, redisUrl: Option.none(),
-    gpuProvider: options.gpuProvider, accounts: options.accounts
+    gpuProvider: options.gpuProvider, accounts: options.accounts, payments: options.payments
   }
   const keys = { signingSecret: "e2e-signing-secret-0123456789abcdef", cursorKey: "e2e-cursor-key" }
   // the same composition as `npm start` (apps/runtime/root.ts), on a test configuration
@@ -102,6 +105,8 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   return {
     baseUrl,
     dataDir,
+    /** The fake payment provider's webhook signing secret (as the server derives it). */
+    paymentsWebhookSecret: fakeWebhookSecret(keys.signingSecret),
     run: <A, E>(effect: Effect.Effect<A, E, ManagedRuntime.ManagedRuntime.Context<typeof runtime>>) => runtime.runPromise(effect),
     /** An active account with a live and a test key (all scopes) and optional credit, as `admin account create` makes. */
     createAccount: (creditMicros = 0) =>

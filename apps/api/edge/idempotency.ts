@@ -16,7 +16,7 @@ import { IdempotencyRepo } from "../../../core/ports/repositories.js"
 import type { Caller } from "../../../core/services/caller.js"
 
 /** The endpoints (HttpApi names) that accept `Idempotency-Key`: POSTs that create or change something. */
-export const IDEMPOTENT_ENDPOINTS: ReadonlySet<string> = new Set(["createFile", "completeFile", "createDenoiseJob", "cancelJob"])
+export const IDEMPOTENT_ENDPOINTS: ReadonlySet<string> = new Set(["createFile", "completeFile", "createDenoiseJob", "cancelJob", "createCheckout"])
 
 const KEY_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/
 

@@ -26,6 +26,7 @@ const toPattern = (path: string) =>
 
 const bucketOf = (group: string, name: string, method: string): Bucket => {
   if (group === "public") return PUBLIC_LIMITED.has(name) ? "public" : "none"
+  if (group === "paymentWebhooks") return "none" // the provider's deliveries: signature-checked, never limited
   return method === "GET" ? "reads" : "creates"
 }
 

@@ -2,9 +2,9 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Mode } from "../../../core/domain/enums.js"
-import { Forbidden, IdempotencyKeyReused, JobNotSucceeded, NotFound, OutputExpired } from "../../../core/errors.js"
+import { Forbidden, IdempotencyKeyReused, JobNotSucceeded, NotFound, OutputExpired, ProviderError } from "../../../core/errors.js"
 import {
-  Account, AccountPatch, DashboardCredits, DashboardJobDetail, DashboardJobPage, JobListParams, KeyCreateRequest,
+  Account, AccountPatch, CheckoutRequest, CheckoutResponse, DashboardCredits, DashboardJobDetail, DashboardJobPage, JobListParams, KeyCreateRequest,
   KeyCreateResponse, KeyList, KeyOut, LedgerPage, OutputLink, PageLimit, UsageQuery, UsageResponse
 } from "../../../core/schema/index.js"
 import { STRICT } from "../edge/strict.js"
@@ -19,6 +19,13 @@ const KeyCreateHeaders = Schema.Struct({
   ...CsrfHeaders.fields,
   "idempotency-key": Schema.optional(Schema.String).annotations({
     description: "1–255 printable characters, kept 24 hours. A replay answers the first key with `secret: null` and `already_displayed: true`."
+  })
+})
+
+const CheckoutHeaders = Schema.Struct({
+  ...CsrfHeaders.fields,
+  "idempotency-key": Schema.optional(Schema.String).annotations({
+    description: "1–255 printable characters, kept 24 hours. A replay answers the same checkout."
   })
 })
 
@@ -45,6 +52,19 @@ export const DashboardGroup = HttpApiGroup.make("dashboard")
       .addSuccess(KeyOut)
   )
   .add(HttpApiEndpoint.get("getDashboardCredits", "/v1/dashboard/credits").addSuccess(DashboardCredits))
+  .add(
+    HttpApiEndpoint.post("createCheckout", "/v1/dashboard/checkout")
+      .setPayload(strict(CheckoutRequest))
+      .setHeaders(CheckoutHeaders)
+      .addSuccess(CheckoutResponse, { status: 201 })
+      .addError(IdempotencyKeyReused, { status: 409 })
+      .addError(ProviderError, { status: 502 })
+      .annotate(
+        OpenApi.Description,
+        "Opens a payment page (`url`) for `amount_micros`: $10 to $1,000 in whole cents (else 422). Needs a verified e-mail address (403). " +
+          "Credit arrives when the provider reports the payment (POST /v1/webhooks/payments)."
+      )
+  )
   .add(
     HttpApiEndpoint.get("getLedger", "/v1/dashboard/ledger")
       .setUrlParams(Schema.Struct({ limit: Schema.optional(PageLimit), cursor: Schema.optional(Schema.String) }))

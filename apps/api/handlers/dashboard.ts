@@ -4,7 +4,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { LimitsConfig } from "../../../core/domain/limits.js"
 import {
-  DashboardJobPage, KeyCreateResponse, KeyList, LedgerPage, OutputLink, UsageResponse
+  CheckoutResponse, DashboardJobPage, KeyCreateResponse, KeyList, LedgerPage, OutputLink, UsageResponse
 } from "../../../core/schema/index.js"
 import { revokeKey } from "../../../core/services/accounts.js"
 import { dashboardCredits, dashboardJob, dashboardJobs, ledgerPage, usageReport } from "../../../core/services/dashboard-reports.js"
@@ -13,6 +13,7 @@ import {
   presentAccount, presentDashboardCredits, presentDashboardJob, presentDashboardJobDetail, presentKey, presentLedgerEntry
 } from "../../../core/services/present-dashboard.js"
 import { outputLinkOf } from "../../../core/services/jobs.js"
+import { startCheckout } from "../../../core/services/payments.js"
 import { CurrentSession } from "../../../core/services/sessions.js"
 import { toIso } from "../../../core/time.js"
 import { HushApi } from "../definition.js"
@@ -44,6 +45,13 @@ export const DashboardHandlers = HttpApiBuilder.group(HushApi, "dashboard", (han
           const signedIn = yield* CurrentSession
           const view = yield* dashboardCredits(signedIn.account)
           return presentDashboardCredits(view.credits, signedIn.account, view.lots, view.truncated)
+        }))
+      .handle("createCheckout", ({ payload, headers }) =>
+        Effect.gen(function*() {
+          const signedIn = yield* CurrentSession
+          const started = yield* startCheckout(signedIn, payload.amount_micros, headers["idempotency-key"])
+          if (started.replayed) yield* markReplayed
+          return new CheckoutResponse({ checkout_id: started.checkout.id, url: started.checkout.url })
         }))
       .handle("getLedger", ({ urlParams }) =>
         Effect.flatMap(CurrentSession, (s) => ledgerPage(s.account.id, urlParams)).pipe(

@@ -1,0 +1,24 @@
+/**
+ * The payment provider's webhook (decisions.md, Payments). No key and no session: the
+ * `Stripe-Signature` over the exact body is the authentication (a bad or missing one is `400`
+ * and nothing changes). No payload schema either: the body is the provider's, read raw by the
+ * handler, so none of the strict-object rules of our own bodies applies to it.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+
+export class PaymentWebhookReceived extends Schema.Class<PaymentWebhookReceived>("PaymentWebhookReceived")({
+  received: Schema.Literal(true)
+}) {}
+
+export const PaymentWebhookGroup = HttpApiGroup.make("paymentWebhooks")
+  .add(
+    HttpApiEndpoint.post("receivePaymentEvent", "/v1/webhooks/payments")
+      .setHeaders(Schema.Struct({ "stripe-signature": Schema.optional(Schema.String) }))
+      .addSuccess(PaymentWebhookReceived)
+      .annotate(
+        OpenApi.Description,
+        "For the payment provider only: a signed event (Stripe's `Stripe-Signature` scheme, 5 minutes' tolerance). " +
+          "Each event id is applied at most once; unknown event types are answered 200 and ignored."
+      )
+  )
