@@ -1,6 +1,7 @@
 /** Credit: what is available, reserved and on balance, the lots with their expiry, and buying more. */
 import { useEffect, useState } from "preact/hooks"
 import { call } from "../api.js"
+import { dollarsToMicros } from "../money.js"
 import type { DashboardCredits } from "../../../../core/schema/dashboard.js"
 import { useLocation } from "../router.js"
 import { useSession } from "../session.js"
@@ -15,14 +16,6 @@ export const CreditSummary = ({ credits }: { readonly credits: DashboardCredits 
 )
 
 
-/** Whole dollars and cents typed by a person → integer micros (no floating point), or null. */
-const micros = (dollars: string): number | null => {
-  const match = /^\s*(\d{1,4})(?:\.(\d{1,2}))?\s*$/.exec(dollars)
-  if (match === null) return null
-  const cents = Number(match[1]) * 100 + Number((match[2] ?? "").padEnd(2, "0"))
-  return cents * 10_000
-}
-
 const PRESETS = ["10", "20", "50", "100"]
 const PENDING_CHECKOUT = "hush.pending-checkout"
 
@@ -35,7 +28,7 @@ const BuyCredit = ({ verified }: { readonly verified: boolean }) => {
   return (
     <form class="card" onSubmit={(event) => {
       event.preventDefault()
-      const amount = micros(choice === "other" ? other : choice)
+      const amount = dollarsToMicros(choice === "other" ? other : choice)
       if (amount === null || amount < 10_000_000 || amount > 1_000_000_000) {
         action.setError("Enter an amount from $10 to $1,000, in dollars and cents.")
         return
