@@ -421,7 +421,28 @@ export const PostgresIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(
       "IdempotencyRepo.abandon",
       `DELETE FROM idempotency_keys WHERE account_id = $1 AND mode = $2 AND key = $3`,
       [accountId, mode, key]
-    ))
+    )),
+  get: (accountId, mode, key) =>
+    Effect.map(
+      q.rows(
+        "IdempotencyRepo.get",
+        `SELECT ${IDEMPOTENCY_COLUMNS} FROM idempotency_keys WHERE account_id = $1 AND mode = $2 AND key = $3`,
+        [accountId, mode, key]
+      ),
+      (rs) => Option.map(Option.fromNullable(rs[0]), toIdempotency)
+    ),
+  // batches through the expires_at index
+  purgeExpired: (now, limit) =>
+    Effect.map(
+      q.rows(
+        "IdempotencyRepo.purgeExpired",
+        `DELETE FROM idempotency_keys WHERE (account_id, mode, key) IN (
+          SELECT account_id, mode, key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2
+        ) RETURNING 1`,
+        [now, limit]
+      ),
+      (rs) => rs.length
+    )
 })))
 
 // ──────────────────────────────────────────────────────────────── lifecycle

@@ -5,6 +5,7 @@ import { BackgroundLive } from "./background.js"
 import { ServerInfo } from "./context.js"
 import { HushApi } from "./definition.js"
 import { EdgeLive } from "./edge/index.js"
+import { EdgeRulesLive } from "./edge/rules.js"
 import { ErrorsBaseUrl } from "./edge/problem.js"
 import { AccountHandlers } from "./handlers/account.js"
 import { AuthenticationLive } from "./handlers/auth.js"
@@ -45,7 +46,7 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
   )
   const api = HttpApiBuilder.api(HushApi).pipe(
     Layer.provide(handlers),
-    Layer.provide(Layer.mergeAll(AuthenticationLive, BrowserOriginLive, DashboardSessionLive))
+    Layer.provide(Layer.mergeAll(AuthenticationLive, BrowserOriginLive, DashboardSessionLive, EdgeRulesLive))
   )
   return HttpApiBuilder.serve().pipe(
     Layer.provide(Layer.mergeAll(storageRoutes, PageRoutes, WebRoutes, FakeCheckoutRoutes, HttpApiScalar.layer({ path: "/docs" }), EdgeLive)),

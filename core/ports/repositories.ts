@@ -125,4 +125,8 @@ export class IdempotencyRepo extends Context.Tag("hush/IdempotencyRepo")<Idempot
   ) => Effect.Effect<void>
   /** Forgets a running record (its result is not to be kept: 429, 5xx). */
   readonly abandon: (accountId: string, mode: Mode, key: string) => Effect.Effect<void>
+  /** The record for (account, mode, key), expired or not. */
+  readonly get: (accountId: string, mode: Mode, key: string) => Effect.Effect<Option.Option<IdempotencyRecord>>
+  /** Deletes up to `limit` records that expired at or before `now`; returns how many. */
+  readonly purgeExpired: (now: number, limit: number) => Effect.Effect<number>
 }>() {}

@@ -872,6 +872,19 @@ export const repositoryContracts = (
           .toEqual({ _tag: "Existing", record: fresh })
       }))
 
+      test("purgeExpired deletes records expired at `now`, in batches, and no others", Effect.gen(function*() {
+        const idem = yield* IdempotencyRepo
+        for (const key of ["old1", "old2", "old3"]) yield* idem.begin(makeIdempotency({ accountId: "acct_a", key, createdAt: T0, expiresAt: T0 + DAY }))
+        const kept = makeIdempotency({ accountId: "acct_a", key: "young", createdAt: T0 + HOUR, expiresAt: T0 + HOUR + DAY })
+        yield* idem.begin(kept)
+        expect(yield* idem.purgeExpired(T0 + DAY - 1, 10)).toBe(0)
+        expect(yield* idem.purgeExpired(T0 + DAY, 2)).toBe(2)
+        expect(yield* idem.purgeExpired(T0 + DAY, 2)).toBe(1)
+        expect(yield* idem.purgeExpired(T0 + DAY, 2)).toBe(0)
+        for (const key of ["old1", "old2", "old3"]) expectNone(yield* idem.get("acct_a", "live", key))
+        expect(expectSome(yield* idem.get("acct_a", "live", "young"))).toEqual(kept)
+      }))
+
       raceTest("concurrent begins of one key: exactly one starts", Effect.gen(function*() {
         const idem = yield* IdempotencyRepo
         const results = yield* Effect.all(

@@ -7,8 +7,9 @@ import {
   Account, AccountPatch, CheckoutRequest, CheckoutResponse, DashboardCredits, DashboardJobDetail, DashboardJobPage, JobListParams, KeyCreateRequest,
   KeyCreateResponse, KeyList, KeyOut, LedgerPage, OutputLink, PageLimit, UsageQuery, UsageResponse
 } from "../../../core/schema/index.js"
+import { withSession } from "../edge/declare.js"
 import { STRICT } from "../edge/strict.js"
-import { CsrfHeaders, DashboardSession } from "../middleware/session.js"
+import { CsrfHeaders } from "../middleware/session.js"
 
 const strict = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ parseOptions: STRICT }) as S
 
@@ -29,7 +30,7 @@ const CheckoutHeaders = Schema.Struct({
   })
 })
 
-export const DashboardGroup = HttpApiGroup.make("dashboard")
+export const DashboardGroup = withSession(HttpApiGroup.make("dashboard")
   .add(HttpApiEndpoint.get("getAccount", "/v1/dashboard/account").addSuccess(Account))
   .add(
     HttpApiEndpoint.patch("updateAccount", "/v1/dashboard/account")
@@ -43,7 +44,7 @@ export const DashboardGroup = HttpApiGroup.make("dashboard")
       .setPayload(strict(KeyCreateRequest))
       .setHeaders(KeyCreateHeaders)
       .addSuccess(KeyCreateResponse, { status: 201 })
-      .addError(IdempotencyKeyReused, { status: 409 })
+      .addError(IdempotencyKeyReused)
       .annotate(OpenApi.Description, "Live keys need a verified address and accepted terms (403). At most 50 unrevoked keys (403).")
   )
   .add(
@@ -57,8 +58,8 @@ export const DashboardGroup = HttpApiGroup.make("dashboard")
       .setPayload(strict(CheckoutRequest))
       .setHeaders(CheckoutHeaders)
       .addSuccess(CheckoutResponse, { status: 201 })
-      .addError(IdempotencyKeyReused, { status: 409 })
-      .addError(ProviderError, { status: 502 })
+      .addError(IdempotencyKeyReused)
+      .addError(ProviderError)
       .annotate(
         OpenApi.Description,
         "Opens a payment page (`url`) for `amount_micros`: $10 to $1,000 in whole cents (else 422). Needs a verified e-mail address (403). " +
@@ -85,11 +86,11 @@ export const DashboardGroup = HttpApiGroup.make("dashboard")
     HttpApiEndpoint.get("getDashboardJobOutput")`/v1/dashboard/jobs/${jobId}/output`
       .setUrlParams(Schema.Struct({ mode: Schema.optional(Mode) }))
       .addSuccess(OutputLink)
-      .addError(JobNotSucceeded, { status: 409 })
-      .addError(OutputExpired, { status: 410 })
+      .addError(JobNotSucceeded)
+      .addError(OutputExpired)
       .annotate(OpenApi.Description, "A fresh signed download link (1 hour) for a succeeded job's output, as GET /v1/jobs/{job_id}/output gives an API key.")
   )
-  .addError(NotFound, { status: 404 })
-  .addError(Forbidden, { status: 403 })
-  .middleware(DashboardSession)
+  .addError(NotFound)
+  .addError(Forbidden)
   .annotate(OpenApi.Description, "The signed-in dashboard: its own account only. `mode` picks live (default) or test objects.")
+)

@@ -6,12 +6,14 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { RateBucket } from "../edge/annotations.js"
+import { withoutCaller } from "../edge/declare.js"
 
 export class PaymentWebhookReceived extends Schema.Class<PaymentWebhookReceived>("PaymentWebhookReceived")({
   received: Schema.Literal(true)
 }) {}
 
-export const PaymentWebhookGroup = HttpApiGroup.make("paymentWebhooks")
+export const PaymentWebhookGroup = withoutCaller(HttpApiGroup.make("paymentWebhooks")
   .add(
     HttpApiEndpoint.post("receivePaymentEvent", "/v1/webhooks/payments")
       .setHeaders(Schema.Struct({ "stripe-signature": Schema.optional(Schema.String) }))
@@ -21,4 +23,6 @@ export const PaymentWebhookGroup = HttpApiGroup.make("paymentWebhooks")
         "For the payment provider only: a signed event (Stripe's `Stripe-Signature` scheme, 5 minutes' tolerance). " +
           "Each event id is applied at most once; unknown event types are answered 200 and ignored."
       )
-  )
+      // the provider's deliveries: signature-checked, never limited per IP
+      .annotate(RateBucket, "unlimited")
+  ))
