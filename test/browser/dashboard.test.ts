@@ -146,6 +146,12 @@ describe("web dashboard in Chromium", () => {
     await expect(page.getByTestId("available").textContent()).resolves.toBe("$20.00")
     await page.getByRole("cell", { name: "purchase", exact: true }).waitFor()
     await page.getByRole("cell", { name: "$20.00", exact: true }).first().waitFor()
+    // a canceled checkout comes back saying so, and adds nothing
+    await page.getByRole("radio", { name: "$10", exact: true }).check()
+    await page.getByRole("button", { name: "Continue to payment" }).click()
+    await page.getByRole("button", { name: "Cancel" }).click()
+    await page.getByText("The checkout was canceled; nothing was charged.").waitFor()
+    await expect(page.getByTestId("available").textContent()).resolves.toBe("$20.00")
     await checkPage(page, "credits")
 
     // a live key, and two live jobs through the API with it
@@ -172,6 +178,12 @@ describe("web dashboard in Chromium", () => {
     await navTo(page, "Jobs")
     for (const id of jobIds) await page.getByRole("link", { name: id }).waitFor()
     await checkPage(page, "jobs")
+    await page.getByLabel("Status").selectOption("failed")
+    await page.getByRole("button", { name: "Filter" }).click()
+    await page.getByText("No live jobs match.").waitFor()
+    await page.getByLabel("Status").selectOption("succeeded")
+    await page.getByRole("button", { name: "Filter" }).click()
+    for (const id of jobIds) await page.getByRole("link", { name: id }).waitFor()
     await page.getByRole("link", { name: jobIds[0]! }).click()
     await page.getByRole("heading", { level: 1, name: `Job ${jobIds[0]}` }).waitFor()
     const ledger = page.getByRole("region", { name: "The job's ledger entries, oldest first" })

@@ -95,6 +95,9 @@ const usePaidCheckout = (paid: boolean, onArrived: () => void) => {
 
 const CheckoutResult = ({ outcome, onArrived }: { readonly outcome: string | null; readonly onArrived: () => void }) => {
   const { arrived, late } = usePaidCheckout(outcome === "paid", onArrived)
+  useEffect(() => {
+    if (outcome === "canceled") sessionStorage.removeItem(PENDING_CHECKOUT)
+  }, [outcome])
   if (outcome === "canceled") return <p class="notice" role="status">The checkout was canceled; nothing was charged.</p>
   if (outcome !== "paid") return null
   if (arrived !== null) return <p class="success" role="status">Payment received: {arrived} added to your credit.</p>
