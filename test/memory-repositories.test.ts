@@ -1,6 +1,7 @@
 import { MemoryPersistence } from "../adapters/memory/index.js"
 import { accountsContracts } from "./contracts/accounts.js"
 import { lifecycleContract } from "./contracts/lifecycle.js"
+import { paymentsContracts } from "./contracts/payments.js"
 import { repositoryContracts } from "./contracts/repositories.js"
 
 // MemoryPersistence is a layer description: each test builds it afresh, so each gets an empty store.
@@ -9,3 +10,5 @@ repositoryContracts("memory", () => MemoryPersistence)
 lifecycleContract("memory", () => MemoryPersistence)
 
 accountsContracts("memory", () => MemoryPersistence)
+
+paymentsContracts("memory", () => MemoryPersistence)

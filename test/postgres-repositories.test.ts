@@ -18,6 +18,7 @@ import { WalletRepo } from "../core/ports/repositories.js"
 import { makeHold } from "./contracts/fixtures.js"
 import { accountsContracts } from "./contracts/accounts.js"
 import { lifecycleContract } from "./contracts/lifecycle.js"
+import { paymentsContracts } from "./contracts/payments.js"
 import { repositoryContracts } from "./contracts/repositories.js"
 import { createDatabase, dropDatabase, freshSchemaPersistence, requirePostgres } from "./support/postgres.js"
 
@@ -35,6 +36,7 @@ describe("postgres", () => {
   repositoryContracts("postgres", () => freshSchemaPersistence(database))
   lifecycleContract("postgres", () => freshSchemaPersistence(database))
   accountsContracts("postgres", () => freshSchemaPersistence(database))
+  paymentsContracts("postgres", () => freshSchemaPersistence(database))
 })
 
 /** The money rules hold in the database itself, whatever a client sends. */

@@ -2,17 +2,24 @@
  * The operator commands of decisions.md, parsed from argv and run against the core's
  * services (apps/cli/main.ts runs them on the same store as the server).
  */
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
+import { FakePayments } from "../../adapters/fake-payments/service.js"
+import type { CheckoutRepo, PaymentEventRepo, PaymentProvider } from "../../core/ports/payments.js"
+import { MICROS_PER_CENT } from "../../core/rules/payments.js"
+import { findCheckout, receivePaymentWebhook } from "../../core/services/payments.js"
 import { ALL_SCOPES, Mode, Scope } from "../../core/domain/enums.js"
 import { changeAccountStatus, createAccountWithKeys, createKey, grantCredit } from "../../core/services/accounts.js"
 import type { AccountEvent } from "../../core/rules/accounts.js"
 import type { LimitsConfig } from "../../core/domain/limits.js"
-import type { InvalidRequest, NotFound } from "../../core/errors.js"
+import { InvalidRequest, NotFound } from "../../core/errors.js"
 import type { AccountSettingsConfig } from "../../core/domain/account-settings.js"
 import type { UserRepo } from "../../core/ports/users.js"
 import type { IdGenerator } from "../../core/ports/ids.js"
 import type { AccountRepo, KeyRepo, WalletRepo } from "../../core/ports/repositories.js"
 import type { Transactor } from "../../core/ports/transactor.js"
+
+/** The fake provider's events the operator sends (the page sends paid and canceled). */
+const PAYMENT_EVENT_TYPES = ["dispute.opened", "dispute.won", "dispute.lost", "refund"] as const
 
 export const AdminCommand = Schema.Union(
   Schema.TaggedStruct("AccountCreate", { email: Schema.String, creditMicros: Schema.optional(Schema.Int) }),
@@ -22,6 +29,9 @@ export const AdminCommand = Schema.Union(
   }),
   Schema.TaggedStruct("AccountStatus", {
     account: Schema.String, action: Schema.Literal("suspend", "unsuspend", "freeze", "unfreeze")
+  }),
+  Schema.TaggedStruct("PaymentEvent", {
+    checkout: Schema.String, type: Schema.Literal(...PAYMENT_EVENT_TYPES), micros: Schema.optional(Schema.Int)
   })
 )
 export type AdminCommand = typeof AdminCommand.Type
@@ -31,7 +41,8 @@ export const USAGE = `usage: npm run hush -- admin <command>
   admin mail list [--to E] [--json]
   admin credit grant --account A --micros N [--json]
   admin key create --account A --mode live|test [--scopes s1,s2] [--name N] [--json]
-  admin account suspend|unsuspend|freeze|unfreeze --account A [--json]`
+  admin account suspend|unsuspend|freeze|unfreeze --account A [--json]
+  admin payments event --checkout C --type dispute.opened|dispute.won|dispute.lost|refund [--micros N] [--json]`
 
 export class UsageError extends Error {}
 
@@ -103,6 +114,19 @@ export const parseArgs = (argv: ReadonlyArray<string>): { readonly command: Admi
   if (resource === "account" && (verb === "suspend" || verb === "unsuspend" || verb === "freeze" || verb === "unfreeze")) {
     return { command: { _tag: "AccountStatus", account: f.required("account"), action: verb }, json: f.json }
   }
+  if (resource === "payments" && verb === "event") {
+    const type = f.required("type")
+    if (!(PAYMENT_EVENT_TYPES as ReadonlyArray<string>).includes(type)) throw new UsageError(`--type must be one of ${PAYMENT_EVENT_TYPES.join(", ")}`)
+    const micros = f.values.get("micros")
+    if (micros !== undefined && type !== "refund") throw new UsageError("--micros goes with --type refund only")
+    return {
+      command: {
+        _tag: "PaymentEvent", checkout: f.required("checkout"), type: type as typeof PAYMENT_EVENT_TYPES[number],
+        ...(micros === undefined ? {} : { micros: f.integer("micros", micros) })
+      },
+      json: f.json
+    }
+  }
   throw new UsageError(USAGE)
 }
 
@@ -110,7 +134,36 @@ const STATUS_EVENTS: Record<"suspend" | "unsuspend" | "freeze" | "unfreeze", Acc
   suspend: "suspend", unsuspend: "unsuspend", freeze: "dispute_opened", unfreeze: "dispute_won"
 }
 
-export type AdminNeeds = LimitsConfig | IdGenerator | AccountRepo | KeyRepo | WalletRepo | Transactor | UserRepo | AccountSettingsConfig
+export type AdminNeeds =
+  | LimitsConfig | IdGenerator | AccountRepo | KeyRepo | WalletRepo | Transactor | UserRepo | AccountSettingsConfig
+  | CheckoutRepo | PaymentEventRepo | PaymentProvider
+
+/**
+ * `admin payments event`: the fake provider signs the event as Stripe would and it goes
+ * through the webhook's own path in the core (signature check included), on the server's data.
+ */
+const sendPaymentEvent = (command: Extract<AdminCommand, { _tag: "PaymentEvent" }>) =>
+  Effect.gen(function*() {
+    const fake = yield* Effect.serviceOption(FakePayments)
+    if (Option.isNone(fake)) {
+      return yield* new InvalidRequest({
+        status: 422, field: "type", detail: "admin payments event sends the fake provider's events; with PAYMENTS=stripe, send test events from Stripe"
+      })
+    }
+    const checkout = yield* Effect.flatMap(findCheckout(command.checkout), Option.match({
+      onNone: () => Effect.fail(new NotFound({ detail: `no checkout '${command.checkout}'` })),
+      onSome: Effect.succeed
+    }))
+    if (checkout.status !== "paid") {
+      return yield* new InvalidRequest({ status: 422, field: "checkout", detail: `checkout ${checkout.id} is ${checkout.status}, not paid` })
+    }
+    if (command.micros !== undefined && (command.micros <= 0 || command.micros % MICROS_PER_CENT !== 0)) {
+      return yield* new InvalidRequest({ status: 422, field: "micros", detail: `--micros must be a positive whole number of cents (a multiple of ${MICROS_PER_CENT})` })
+    }
+    const delivery = yield* fake.value.signedEvent(checkout, command.type, command.micros)
+    const outcome = yield* receivePaymentWebhook(new TextEncoder().encode(delivery.body), delivery.signature)
+    return { checkout_id: checkout.id, event_id: delivery.eventId, type: command.type, outcome }
+  })
 
 /** Runs one command; the result is the JSON the CLI prints. */
 export const runAdminCommand = (command: AdminCommand): Effect.Effect<Record<string, unknown>, NotFound | InvalidRequest, AdminNeeds> => {
@@ -137,5 +190,7 @@ export const runAdminCommand = (command: AdminCommand): Effect.Effect<Record<str
         account_id: account.id,
         status: account.status
       }))
+    case "PaymentEvent":
+      return sendPaymentEvent(command)
   }
 }

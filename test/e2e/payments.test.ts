@@ -8,6 +8,7 @@ import { Option } from "effect"
 import Stripe from "stripe"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fakeEvent, type FakeEventKind } from "../../adapters/fake-payments/index.js"
+import { parseArgs, runAdminCommand, UsageError } from "../../apps/cli/commands.js"
 import { findCheckout } from "../../core/services/payments.js"
 import { claimNext, succeedJob } from "../../core/services/worker.js"
 import { startTestServer, type TestServer } from "../support/server.js"
@@ -276,5 +277,29 @@ describe("payments (fake provider)", () => {
     // the same refund total again: nothing more
     expect((await deliver(await signed(checkoutId, "refund", { refundMicros: 0 }))).status).toBe(200)
     expect((await ledger(browser)).filter((e) => e.kind === "refund")).toHaveLength(2)
+  })
+
+  it("admin payments event: the fake's dispute and refund events, signed and checked like Stripe's, on the server's data", async () => {
+    const { browser, checkoutId } = await paidUser(40_000_000)
+    const send = (argv: ReadonlyArray<string>) => server.run(runAdminCommand(parseArgs(["admin", "payments", "event", ...argv]).command as never))
+    const opened = await send(["--checkout", checkoutId, "--type", "dispute.opened"])
+    expect(opened).toMatchObject({ checkout_id: checkoutId, type: "dispute.opened", outcome: "frozen" })
+    expect(opened.event_id).toMatch(/^evt_fake_/)
+    expect((await browser.request("GET", "/v1/dashboard/account")).json.status).toBe("frozen")
+    expect(await send(["--checkout", checkoutId, "--type", "dispute.won"])).toMatchObject({ outcome: "dispute_won" })
+    expect((await browser.request("GET", "/v1/dashboard/account")).json.status).toBe("active")
+    expect(await send(["--checkout", checkoutId, "--type", "refund", "--micros", "15000000"])).toMatchObject({ outcome: "refunded" })
+    expect(await send(["--checkout", checkoutId, "--type", "refund"])).toMatchObject({ outcome: "refunded" })
+    expect(await send(["--checkout", checkoutId, "--type", "refund"])).toMatchObject({ outcome: "no_change" })
+    const refunds = (await ledger(browser)).filter((e) => e.kind === "refund").map((e) => e.balance_delta)
+    expect(refunds).toEqual([-25_000_000, -15_000_000])
+
+    await expect(send(["--checkout", "chk_nothere", "--type", "refund"])).rejects.toThrow(/no checkout/)
+    const open = await checkout((await verifiedUser(server)).browser)
+    await expect(send(["--checkout", open.json.checkout_id, "--type", "dispute.opened"])).rejects.toThrow(/open, not paid/)
+    await expect(send(["--checkout", checkoutId, "--type", "refund", "--micros", "1"])).rejects.toThrow(/whole number of cents/)
+    expect(() => parseArgs(["admin", "payments", "event", "--checkout", checkoutId, "--type", "paid"])).toThrow(UsageError)
+    expect(() => parseArgs(["admin", "payments", "event", "--checkout", checkoutId, "--type", "dispute.won", "--micros", "10000"])).toThrow(UsageError)
+    expect(() => parseArgs(["admin", "payments", "event", "--type", "refund"])).toThrow(/--checkout is required/)
   })
 })
