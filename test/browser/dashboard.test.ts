@@ -4,11 +4,13 @@
  * small checks: a wrong password, a stale CSRF token, and the 375 px screen. Every page passes
  * axe-core (no serious or critical violation) and fits its window.
  */
-import type { Browser, BrowserContext, Page, Response } from "playwright-core"
+import { Redacted } from "effect"
+import { OAuth2Server } from "oauth2-mock-server"
+import type { Browser, Page, Response } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { PASSWORD, tokenIn, uniqueEmail, waitForMail } from "../e2e/browser.js"
 import { call, denoise, readyFile, waitForJob } from "../e2e/helpers.js"
-import { startTestServer, type TestServer } from "../support/server.js"
+import { freePort, startTestServer, type TestServer } from "../support/server.js"
 import { checkPage, launchChromium } from "./chromium.js"
 
 const JS_BUDGET_BYTES = 150 * 1024
@@ -146,13 +148,13 @@ describe("web dashboard in Chromium", () => {
     await expect(page.getByTestId("available").textContent()).resolves.toBe("$20.00")
     await page.getByRole("cell", { name: "purchase", exact: true }).waitFor()
     await page.getByRole("cell", { name: "$20.00", exact: true }).first().waitFor()
+    await checkPage(page, "credits")
     // a canceled checkout comes back saying so, and adds nothing
     await page.getByRole("radio", { name: "$10", exact: true }).check()
     await page.getByRole("button", { name: "Continue to payment" }).click()
     await page.getByRole("button", { name: "Cancel" }).click()
     await page.getByText("The checkout was canceled; nothing was charged.").waitFor()
     await expect(page.getByTestId("available").textContent()).resolves.toBe("$20.00")
-    await checkPage(page, "credits")
 
     // a live key, and two live jobs through the API with it
     await navTo(page, "API keys")
@@ -319,4 +321,38 @@ describe("web dashboard in Chromium", () => {
     }
     await context.close()
   }, 90_000)
+
+  it("sign-in with OpenID Connect: the button shows when configured; a first sign-in needs the terms (said in words), then works from signup", async () => {
+    const provider = new OAuth2Server()
+    await provider.issuer.keys.generate("RS256")
+    await provider.start(await freePort(), "127.0.0.1")
+    const email = uniqueEmail("web-oidc")
+    provider.service.on("beforeUserinfo", (response: { body: unknown }) => {
+      response.body = { sub: `web-${email}`, email, email_verified: true }
+    })
+    const oidc = await startTestServer({
+      accounts: { oidc: { issuer: provider.issuer.url!, clientId: "hush-web-client", clientSecret: Redacted.make("hush-web-secret") } }
+    })
+    try {
+      const context = await chromium.newContext({ viewport: { width: 1280, height: 900 }, baseURL: oidc.baseUrl })
+      const page = await context.newPage()
+      await open(page, "/login", "Log in to Hush")
+      await page.getByRole("button", { name: "Continue with single sign-on" }).click()
+      await page.waitForURL(`${oidc.baseUrl}/login?error=terms_required`)
+      await page.getByText("A first sign-in needs the terms accepted: use the sign-up page.").waitFor()
+      await open(page, "/signup", "Create your Hush account")
+      expect(await page.getByRole("button", { name: "Continue with single sign-on" }).count()).toBe(0)
+      await page.getByLabel("I accept the Hush terms of service.").check()
+      await page.getByRole("button", { name: "Continue with single sign-on" }).click()
+      await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor()
+      expect(page.url()).toBe(`${oidc.baseUrl}/dashboard`)
+      await page.getByText(email).waitFor()
+      // the provider vouched for the address: no "confirm your address" notice
+      expect(await page.getByText("Confirm your e-mail address").count()).toBe(0)
+      await context.close()
+    } finally {
+      await oidc.close()
+      await provider.stop()
+    }
+  }, 60_000)
 })
