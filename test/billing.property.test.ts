@@ -1,8 +1,9 @@
 /**
  * Billing properties over random sequences of purchases, grants, job creations, successes,
- * failures, cancels, lease lapses, hand-backs at shutdown and clock advances across lot
- * expiries, run through the core's services on the in-memory adapters, with ReferenceWallet
- * as the oracle.
+ * failures, cancels, lease lapses, hand-backs at shutdown, clock advances across lot
+ * expiries, and payments (paid checkouts, redelivered events, refunds, disputes opened, won and
+ * lost), run through the core's services on the in-memory adapters, with ReferenceWallet as
+ * the oracle.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect, Either, Layer, Option, TestClock, TestContext } from "effect"
@@ -19,7 +20,10 @@ import { expireDue } from "../core/wallet/wallet.js"
 import { claimNext, failJob, finishTestJob, handBackJob, recoverLapsedLeases, succeedJob } from "../core/services/worker.js"
 import { DAY } from "../core/time.js"
 import { coreEnvironment } from "./support/env.js"
-import { ReferenceWallet } from "./support/reference-wallet.js"
+import { type RefLot, ReferenceWallet } from "./support/reference-wallet.js"
+import { CheckoutRecord, type PaymentEvent } from "../core/domain/payments.js"
+import { CheckoutRepo } from "../core/ports/payments.js"
+import { applyPaymentEvent } from "../core/services/payments.js"
 
 const RUNS = 1_000
 const WORKER = "worker-1"
@@ -27,7 +31,8 @@ const PRICE = 100
 const MIN_UNITS = 10
 
 type Op =
-  | { readonly _tag: "Credit"; readonly source: "purchase" | "grant"; readonly amount: number }
+  /** Operator grants; purchases come only through paid checkouts (Purchase). */
+  | { readonly _tag: "Credit"; readonly source: "grant"; readonly amount: number }
   | { readonly _tag: "CreateJob"; readonly mode: "live" | "test"; readonly durationMs: number }
   | { readonly _tag: "Claim" }
   | { readonly _tag: "Succeed"; readonly pick: number }
@@ -38,9 +43,14 @@ type Op =
   | { readonly _tag: "HandBack"; readonly pick: number }
   | { readonly _tag: "Advance"; readonly ms: number }
   | { readonly _tag: "ReadCredits" }
+  | { readonly _tag: "Purchase"; readonly cents: number }
+  | { readonly _tag: "Redeliver"; readonly pick: number }
+  | { readonly _tag: "Refund"; readonly pick: number; readonly cents: number }
+  | { readonly _tag: "DisputeOpened"; readonly pick: number }
+  | { readonly _tag: "DisputeClosed"; readonly pick: number; readonly outcome: "won" | "lost" }
 
 const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
-  { arbitrary: fc.record({ _tag: fc.constant("Credit" as const), source: fc.constantFrom("purchase" as const, "grant" as const), amount: fc.integer({ min: 1, max: 100_000 }) }), weight: 3 },
+  { arbitrary: fc.record({ _tag: fc.constant("Credit" as const), source: fc.constant("grant" as const), amount: fc.integer({ min: 1, max: 100_000 }) }), weight: 3 },
   { arbitrary: fc.record({ _tag: fc.constant("CreateJob" as const), mode: fc.constantFrom("live" as const, "live" as const, "test" as const), durationMs: fc.integer({ min: 0, max: 60_000 }) }), weight: 4 },
   { arbitrary: fc.constant({ _tag: "Claim" as const }), weight: 4 },
   { arbitrary: fc.record({ _tag: fc.constant("Succeed" as const), pick: fc.nat() }), weight: 3 },
@@ -50,6 +60,11 @@ const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: fc.constant({ _tag: "LapseLeases" as const }), weight: 3 },
   { arbitrary: fc.record({ _tag: fc.constant("HandBack" as const), pick: fc.nat() }), weight: 1 },
   { arbitrary: fc.constant({ _tag: "ReadCredits" as const }), weight: 1 },
+  { arbitrary: fc.record({ _tag: fc.constant("Purchase" as const), cents: fc.integer({ min: 1, max: 10 }) }), weight: 2 },
+  { arbitrary: fc.record({ _tag: fc.constant("Redeliver" as const), pick: fc.nat() }), weight: 1 },
+  { arbitrary: fc.record({ _tag: fc.constant("Refund" as const), pick: fc.nat(), cents: fc.integer({ min: 1, max: 6 }) }), weight: 2 },
+  { arbitrary: fc.record({ _tag: fc.constant("DisputeOpened" as const), pick: fc.nat() }), weight: 1 },
+  { arbitrary: fc.record({ _tag: fc.constant("DisputeClosed" as const), pick: fc.nat(), outcome: fc.constantFrom("won" as const, "lost" as const) }), weight: 1 },
   {
     // mostly minutes, sometimes months: enough to cross a lot's 365-day expiry within a run
     arbitrary: fc.record({ _tag: fc.constant("Advance" as const), ms: fc.oneof(fc.integer({ min: 0, max: 600_000 }), fc.integer({ min: 30 * DAY, max: 400 * DAY })) }),
@@ -70,7 +85,19 @@ const fullLedger = (accountId: string) =>
  * due now are projected with the pure wallet step, not written, so a wallet operation that
  * forgets to expire lots first is not masked by the check itself.
  */
-const checkInvariants = (accountId: string, ref: ReferenceWallet) =>
+/** A paid checkout as the property test tracks it: its lot in the oracle and what the provider reported. */
+interface Purchase {
+  readonly checkoutId: string
+  readonly amount: number
+  readonly lot: RefLot
+  readonly paidEventId: string
+  refundedTotal: number
+  dispute: "open" | "won" | "lost" | null
+  /** A lost dispute removes whatever remains, refunded or not. */
+  lostOnce: boolean
+}
+
+const checkInvariants = (accountId: string, ref: ReferenceWallet, purchases: ReadonlyArray<Purchase>) =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const snapshot = yield* Effect.flatMap(WalletRepo, (w) => w.lock(accountId))
@@ -105,15 +132,28 @@ const checkInvariants = (accountId: string, ref: ReferenceWallet) =>
     expect(balance).toBe(credits.balanceMicros)
     expect(reserved).toBe(credits.reservedMicros)
 
-    // purchased + granted = balance + captured + expired, at every step
+    // purchased + granted = balance + captured + expired + refunded, at every step
     const sum = (kinds: ReadonlyArray<string>) =>
       ledger.filter((e) => kinds.includes(e.kind)).reduce((s, e) => s + e.balanceDelta, 0)
     const credited = sum(["purchase", "grant"])
     const captured = 0 - sum(["capture"]) + 0
     const expired = 0 - sum(["expiry"]) + 0
-    expect(credited).toBe(credits.balanceMicros + captured + expired)
+    const refunded = 0 - sum(["refund"]) + 0
+    expect(credited).toBe(credits.balanceMicros + captured + expired + refunded)
     const expiringNow = snapshot.balance - projected.balance
-    expect({ credited, captured, expired: expired + expiringNow }).toEqual({ credited: ref.credited, captured: ref.captured, expired: ref.expiredTotal })
+    expect({ credited, captured, expired: expired + expiringNow, refunded }).toEqual({
+      credited: ref.credited, captured: ref.captured, expired: ref.expiredTotal, refunded: ref.refundedTotal
+    })
+    // each paid checkout is exactly one purchase entry and one lot; refunds name their checkout
+    for (const purchase of purchases) {
+      const entries = ledger.filter((e) => e.checkoutId === purchase.checkoutId)
+      expect(entries.filter((e) => e.kind === "purchase").map((e) => e.balanceDelta)).toEqual([purchase.amount])
+      expect(entries.every((e) => e.kind === "purchase" || e.kind === "refund")).toBe(true)
+      // never more than was paid or reported refunded
+      const removed = -entries.filter((e) => e.kind === "refund").reduce((s, e) => s + e.balanceDelta, 0)
+      expect(removed).toBeLessThanOrEqual(purchase.lostOnce ? purchase.amount : purchase.refundedTotal)
+    }
+    expect(ledger.filter((e) => e.kind === "purchase").length).toBe(purchases.length)
 
     // a job is charged at most once, only on success, exactly its hold
     for (const job of live) {
@@ -164,6 +204,9 @@ const runScenario = (ops: ReadonlyArray<Op>) =>
     const byStatus = (status: JobRecord["status"]) =>
       Effect.map(allJobs(accountId, "live"), (jobs) => jobs.filter((j) => j.status === status).sort((a, b) => a.id.localeCompare(b.id)))
     let fileIndex = 0
+    const purchases: Array<Purchase> = []
+    let eventIndex = 0
+    const apply = (event: PaymentEvent) => applyPaymentEvent(event)
 
     for (const op of ops) {
       const now = yield* Clock.currentTimeMillis
@@ -267,6 +310,63 @@ const runScenario = (ops: ReadonlyArray<Op>) =>
           yield* TestClock.adjust(op.ms)
           break
         }
+        case "Purchase": {
+          const amount = op.cents * 10_000
+          const checkoutId = `chk_prop${String(purchases.length).padStart(20, "a")}`
+          yield* Effect.flatMap(CheckoutRepo, (checkouts) => checkouts.insert(new CheckoutRecord({
+            id: checkoutId, accountId, amountMicros: amount, status: "open", provider: "fake", url: "http://hush.test/fake-checkout",
+            providerSessionId: null, paymentRef: null, refundedMicros: 0, dispute: null, createdAt: now, paidAt: null
+          })))
+          const eventId = `evt_paid_${++eventIndex}`
+          expect(yield* apply({ _tag: "CheckoutPaid", eventId, checkoutId, amountMicros: amount, paymentRef: `pi_${checkoutId}` })).toBe("credited")
+          purchases.push({ checkoutId, amount, lot: ref.credit(amount, now), paidEventId: eventId, refundedTotal: 0, dispute: null, lostOnce: false })
+          break
+        }
+        case "Redeliver": {
+          const purchase = pickFrom(purchases, op.pick)
+          if (purchase === undefined) break
+          // the same event id again, then another id for the same payment: neither credits
+          expect(yield* apply({ _tag: "CheckoutPaid", eventId: purchase.paidEventId, checkoutId: purchase.checkoutId, amountMicros: purchase.amount, paymentRef: null })).toBe("duplicate")
+          expect(yield* apply({ _tag: "CheckoutPaid", eventId: `evt_again_${++eventIndex}`, checkoutId: purchase.checkoutId, amountMicros: purchase.amount, paymentRef: null })).toBe("no_change")
+          break
+        }
+        case "Refund": {
+          const purchase = pickFrom(purchases, op.pick)
+          if (purchase === undefined) break
+          const total = Math.min(purchase.amount, purchase.refundedTotal + op.cents * 10_000)
+          const newly = total - purchase.refundedTotal
+          purchase.refundedTotal = total
+          const outcome = yield* apply({
+            _tag: "Refunded", eventId: `evt_refund_${++eventIndex}`, target: { checkoutId: null, paymentRef: `pi_${purchase.checkoutId}` }, refundedTotalMicros: total
+          })
+          expect(outcome).toBe(newly === 0 ? "no_change" : "refunded")
+          ref.refund(purchase.lot, newly, now)
+          break
+        }
+        case "DisputeOpened": {
+          const purchase = pickFrom(purchases, op.pick)
+          if (purchase === undefined) break
+          yield* apply({ _tag: "DisputeOpened", eventId: `evt_dispute_${++eventIndex}`, target: { checkoutId: purchase.checkoutId, paymentRef: null } })
+          purchase.dispute = "open"
+          break
+        }
+        case "DisputeClosed": {
+          const purchase = pickFrom(purchases, op.pick)
+          if (purchase === undefined) break
+          const outcome = yield* apply({
+            _tag: "DisputeClosed", eventId: `evt_close_${++eventIndex}`, target: { checkoutId: null, paymentRef: `pi_${purchase.checkoutId}` }, outcome: op.outcome
+          })
+          if (purchase.dispute !== "open") {
+            expect(outcome).toBe("no_change")
+            break
+          }
+          purchase.dispute = op.outcome
+          if (op.outcome === "lost") {
+            purchase.lostOnce = true
+            ref.refund(purchase.lot, purchase.amount, now)
+          }
+          break
+        }
         case "ReadCredits": {
           // GET /v1/credits writes the expiries due now
           const credits = yield* creditsOf(accountId)
@@ -275,12 +375,12 @@ const runScenario = (ops: ReadonlyArray<Op>) =>
           break
         }
       }
-      yield* checkInvariants(accountId, ref)
+      yield* checkInvariants(accountId, ref, purchases)
     }
   })
 
 describe("billing properties", () => {
-  it("hold, capture, release and expiry keep the wallet right over random sequences", async () => {
+  it("hold, capture, release, expiry, purchases, refunds and disputes keep the wallet right over random sequences", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArbitrary, { minLength: 1, maxLength: 40, size: "max" }), (ops) =>
         Effect.runPromise(runScenario(ops).pipe(Effect.provide(Layer.merge(coreEnvironment(), TestContext.TestContext))))),

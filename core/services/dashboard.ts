@@ -16,13 +16,23 @@ import { checkCanCreateKey, checkKeyLimit } from "../rules/users.js"
 import { createKey } from "./accounts.js"
 import type { SignedIn } from "./sessions.js"
 
-/** `PATCH /v1/dashboard/account`: an omitted field stays; a null name clears it. */
+/**
+ * `PATCH /v1/dashboard/account`: an omitted field stays; a null name clears it. The account is
+ * read afresh under its wallet lock (the account's mutex), so the session's copy never writes
+ * back a status a payment dispute changed meanwhile.
+ */
 export const updateAccount = (signedIn: SignedIn, patch: { readonly name?: string | null | undefined }) =>
   Effect.gen(function*() {
     if (patch.name === undefined) return signedIn.account
-    const updated = new AccountRecord({ ...signedIn.account, name: patch.name ?? "" })
-    yield* Effect.flatMap(AccountRepo, (accounts) => accounts.update(updated))
-    return updated
+    const name = patch.name ?? ""
+    return yield* transactionally(Effect.gen(function*() {
+      yield* Effect.flatMap(WalletRepo, (wallets) => wallets.lock(signedIn.account.id))
+      const accounts = yield* AccountRepo
+      const current = Option.getOrElse(yield* accounts.get(signedIn.account.id), () => signedIn.account)
+      const updated = new AccountRecord({ ...current, name })
+      yield* accounts.update(updated)
+      return updated
+    }))
   })
 
 /** Every key of the account, revoked ones included, newest first. */

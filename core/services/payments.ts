@@ -13,7 +13,7 @@ import { IdempotencyKeyReused, InvalidRequest, ProviderError } from "../errors.j
 import { formatMicros } from "../money.js"
 import { IdGenerator } from "../ports/ids.js"
 import { CheckoutRepo, PaymentEventRepo, PaymentProvider } from "../ports/payments.js"
-import { AccountRepo, IdempotencyRepo } from "../ports/repositories.js"
+import { AccountRepo, IdempotencyRepo, WalletRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import { applyAccountEvent } from "../rules/accounts.js"
 import { checkIdempotencyKey } from "../rules/idempotency.js"
@@ -111,8 +111,14 @@ const findTarget = (target: PaymentTarget) =>
       ? checkouts.lock(target.checkoutId)
       : target.paymentRef !== null ? checkouts.lockByPaymentRef(target.paymentRef) : Effect.succeed(Option.none()))
 
+/**
+ * Read-modify-write of the account under its wallet lock (the account's mutex, as for key
+ * creation and the dashboard's account patch), so a concurrent name change cannot write back
+ * a status from before a freeze.
+ */
 const updateAccount = (accountId: string, change: (account: AccountRecord) => AccountRecord) =>
   Effect.gen(function*() {
+    yield* Effect.flatMap(WalletRepo, (wallets) => wallets.lock(accountId))
     const accounts = yield* AccountRepo
     const found = yield* accounts.get(accountId)
     if (Option.isNone(found)) return yield* Effect.dieMessage(`checkout of unknown account ${accountId}`)

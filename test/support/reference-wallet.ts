@@ -2,7 +2,7 @@
  * A deliberately simple re-implementation of decisions.md's wallet, used only as the oracle
  * of the billing property tests. Mutable, no ledger, no ids: just the arithmetic of lots.
  */
-interface RefLot {
+export interface RefLot {
   readonly expiresAt: number
   readonly purchasedAt: number
   readonly order: number
@@ -16,6 +16,7 @@ export class ReferenceWallet {
   credited = 0
   captured = 0
   expiredTotal = 0
+  refundedTotal = 0
 
   constructor(private readonly lifetimeMs: number) {}
 
@@ -53,10 +54,22 @@ export class ReferenceWallet {
     }
   }
 
-  credit(amount: number, now: number) {
+  credit(amount: number, now: number): RefLot {
     this.expire(now)
-    this.lots.push({ expiresAt: now + this.lifetimeMs, purchasedAt: now, order: this.lots.length, remaining: amount, expired: false })
+    const lot = { expiresAt: now + this.lifetimeMs, purchasedAt: now, order: this.lots.length, remaining: amount, expired: false }
+    this.lots.push(lot)
     this.credited += amount
+    return lot
+  }
+
+  /** A refund of a purchase: at most what remains of its lot unheld; nothing once it expired. */
+  refund(lot: RefLot, amount: number, now: number): number {
+    this.expire(now)
+    if (lot.expired) return 0
+    const removed = Math.max(0, Math.min(amount, lot.remaining - this.heldOn(lot)))
+    lot.remaining -= removed
+    this.refundedTotal += removed
+    return removed
   }
 
   /** False when the amount is over what is available (the 402 case). */

@@ -1,8 +1,9 @@
 /**
  * The payment provider's webhook (decisions.md, Payments). No key and no session: the
  * `Stripe-Signature` over the exact body is the authentication (a bad or missing one is `400`
- * and nothing changes). No payload schema either: the body is the provider's, read raw by the
- * handler, so none of the strict-object rules of our own bodies applies to it.
+ * and nothing changes), and it is never rate limited. No payload schema either: the body is
+ * the provider's, read raw by the handler, so none of the strict-object rules of our own
+ * bodies applies to it.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
@@ -18,11 +19,10 @@ export const PaymentWebhookGroup = withoutCaller(HttpApiGroup.make("paymentWebho
     HttpApiEndpoint.post("receivePaymentEvent", "/v1/webhooks/payments")
       .setHeaders(Schema.Struct({ "stripe-signature": Schema.optional(Schema.String) }))
       .addSuccess(PaymentWebhookReceived)
+      .annotate(RateBucket, "unlimited")
       .annotate(
         OpenApi.Description,
         "For the payment provider only: a signed event (Stripe's `Stripe-Signature` scheme, 5 minutes' tolerance). " +
           "Each event id is applied at most once; unknown event types are answered 200 and ignored."
       )
-      // the provider's deliveries: signature-checked, never limited per IP
-      .annotate(RateBucket, "unlimited")
   ))
