@@ -3,6 +3,7 @@ import { accountsContracts } from "./contracts/accounts.js"
 import { lifecycleContract } from "./contracts/lifecycle.js"
 import { paymentsContracts } from "./contracts/payments.js"
 import { repositoryContracts } from "./contracts/repositories.js"
+import { webhookContract } from "./contracts/webhooks.js"
 
 // MemoryPersistence is a layer description: each test builds it afresh, so each gets an empty store.
 repositoryContracts("memory", () => MemoryPersistence)
@@ -12,3 +13,4 @@ lifecycleContract("memory", () => MemoryPersistence)
 accountsContracts("memory", () => MemoryPersistence)
 
 paymentsContracts("memory", () => MemoryPersistence)
+webhookContract("memory", () => MemoryPersistence)

@@ -20,6 +20,7 @@ import { accountsContracts } from "./contracts/accounts.js"
 import { lifecycleContract } from "./contracts/lifecycle.js"
 import { paymentsContracts } from "./contracts/payments.js"
 import { repositoryContracts } from "./contracts/repositories.js"
+import { webhookContract } from "./contracts/webhooks.js"
 import { createDatabase, dropDatabase, freshSchemaPersistence, requirePostgres } from "./support/postgres.js"
 
 await requirePostgres()
@@ -37,6 +38,7 @@ describe("postgres", () => {
   lifecycleContract("postgres", () => freshSchemaPersistence(database))
   accountsContracts("postgres", () => freshSchemaPersistence(database))
   paymentsContracts("postgres", () => freshSchemaPersistence(database))
+  webhookContract("postgres", () => freshSchemaPersistence(database))
 })
 
 /** The money rules hold in the database itself, whatever a client sends. */

@@ -28,6 +28,9 @@ export const MemoryKeyRepo = Layer.effect(KeyRepo, Effect.map(MemoryDb, (db) => 
   update: (key) => db.modify(put("keys", key.id, key)),
   get: (id) => db.read((s) => HashMap.get(s.keys, id)),
   findByHash: (hash) => db.read((s) => Option.fromNullable(values(s.keys).find((k) => k.hash === hash))),
+  findByHashWithAccount: (hash) =>
+    db.read((s) =>
+      Option.map(Option.fromNullable(values(s.keys).find((k) => k.hash === hash)), (key) => ({ key, account: HashMap.get(s.accounts, key.accountId) }))),
   listByAccount: (accountId) =>
     db.read((s) => values(s.keys).filter((k) => k.accountId === accountId).sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)))
 })))

@@ -6,7 +6,8 @@
  */
 import { Context, Effect, FiberRef, HashMap, Layer } from "effect"
 import type {
-  AccountRecord, FileRecord, HoldRecord, IdempotencyRecord, JobRecord, KeyRecord, LedgerEntryRecord, LotRecord
+  AccountRecord, FileRecord, HoldRecord, IdempotencyRecord, JobRecord, KeyRecord, LedgerEntryRecord, LotRecord,
+  WebhookDeliveryRecord, WebhookEndpointRecord
 } from "../../core/domain/records.js"
 import type {
   EmailTokenRecord, OAuthIdentityRecord, OAuthStateRecord, SessionRecord, UserRecord
@@ -38,6 +39,8 @@ export interface MemoryState {
   readonly checkouts: HashMap.HashMap<string, CheckoutRecord>
   /** Applied payment event ids → when they were received. */
   readonly paymentEvents: HashMap.HashMap<string, number>
+  readonly webhookEndpoints: HashMap.HashMap<string, WebhookEndpointRecord>
+  readonly webhookDeliveries: HashMap.HashMap<string, WebhookDeliveryRecord>
 }
 
 export const emptyState = (): MemoryState => ({
@@ -56,7 +59,9 @@ export const emptyState = (): MemoryState => ({
   oauthIdentities: HashMap.empty(),
   oauthStates: HashMap.empty(),
   checkouts: HashMap.empty(),
-  paymentEvents: HashMap.empty()
+  paymentEvents: HashMap.empty(),
+  webhookEndpoints: HashMap.empty(),
+  webhookDeliveries: HashMap.empty()
 })
 
 export interface MemoryDatabase {

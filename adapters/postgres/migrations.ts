@@ -20,6 +20,7 @@ import lifecycle from "./migrations/0002_lifecycle.js"
 import deletedValidations from "./migrations/0003_deleted_validations.js"
 import accounts from "./migrations/0006_accounts.js"
 import payments from "./migrations/0008_payments.js"
+import webhooks from "./migrations/0009_webhooks.js"
 
 export const MIGRATIONS_TABLE = "effect_sql_migrations"
 
@@ -29,7 +30,8 @@ export const MIGRATIONS: Record<string, Effect.Effect<unknown, unknown, SqlClien
   "0002_lifecycle": lifecycle,
   "0003_deleted_validations": deletedValidations,
   "0006_accounts": accounts,
-  "0008_payments": payments
+  "0008_payments": payments,
+  "0009_webhooks": webhooks
 }
 
 for (const key of Object.keys(MIGRATIONS)) {

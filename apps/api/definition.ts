@@ -22,6 +22,7 @@ import { STRICT } from "./edge/strict.js"
 import { AuthGroup, SessionGroup } from "./groups/auth.js"
 import { DashboardGroup } from "./groups/dashboard.js"
 import { PaymentWebhookGroup } from "./groups/payments.js"
+import { WebhooksGroup } from "./groups/webhooks.js"
 import { describeProblems } from "./openapi.js"
 
 /** JSON bodies are decoded strictly (edge/strict.ts): an unknown field is `422 invalid_request`. */
@@ -126,6 +127,7 @@ export const HushApi = HttpApi.make("hush")
   .add(FilesGroup)
   .add(JobsGroup)
   .add(AccountGroup)
+  .add(WebhooksGroup)
   .add(AuthGroup)
   .add(SessionGroup)
   .add(DashboardGroup)

@@ -11,6 +11,7 @@ import { AccountHandlers } from "./handlers/account.js"
 import { AuthenticationLive } from "./handlers/auth.js"
 import { FilesHandlers } from "./handlers/files.js"
 import { JobsHandlers } from "./handlers/jobs.js"
+import { WebhooksHandlers } from "./handlers/webhooks.js"
 import { DashboardHandlers } from "./handlers/dashboard.js"
 import { PaymentWebhookHandlers } from "./handlers/payments.js"
 import { PublicHandlers } from "./handlers/public.js"
@@ -37,7 +38,7 @@ export const errorsBaseUrlOf = (publicBaseUrl: string) => `${publicBaseUrl}/erro
  * blob store's own routes where it has some (storageLayers).
  */
 export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<never, E, R>) => {
-  const handlers = Layer.mergeAll(PublicHandlers, FilesHandlers, JobsHandlers, AccountHandlers, AuthHandlers, SessionHandlers, DashboardHandlers, PaymentWebhookHandlers).pipe(
+  const handlers = Layer.mergeAll(PublicHandlers, FilesHandlers, JobsHandlers, AccountHandlers, AuthHandlers, SessionHandlers, DashboardHandlers, PaymentWebhookHandlers, WebhooksHandlers).pipe(
     Layer.provide(Layer.mergeAll(
       BackgroundLive,
       StatusProbeLive({ gpuConfigured: options.gpuConfigured }),

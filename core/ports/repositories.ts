@@ -19,6 +19,9 @@ export class KeyRepo extends Context.Tag("hush/KeyRepo")<KeyRepo, {
   readonly insert: (key: KeyRecord) => Effect.Effect<void>
   readonly get: (id: string) => Effect.Effect<Option.Option<KeyRecord>>
   readonly findByHash: (hash: string) => Effect.Effect<Option.Option<KeyRecord>>
+  /** The key with that hash and its account (None when the account is gone), in one round trip. */
+  readonly findByHashWithAccount: (hash: string) =>
+    Effect.Effect<Option.Option<{ readonly key: KeyRecord; readonly account: Option.Option<AccountRecord> }>>
   /** Oldest first. */
   readonly listByAccount: (accountId: string) => Effect.Effect<ReadonlyArray<KeyRecord>>
   readonly update: (key: KeyRecord) => Effect.Effect<void>

@@ -171,6 +171,24 @@ export const repositoryContracts = (
         expectNone(yield* keys.findByHash(sha256Hex("hush_live_not-a-key")))
       }))
 
+      test("findByHashWithAccount finds the key and its account in one call; None for the account when it is gone", Effect.gen(function*() {
+        const keys = yield* KeyRepo
+        const accounts = yield* AccountRepo
+        const owner = makeAccount({ status: "frozen" })
+        yield* accounts.insert(owner)
+        const owned = makeKey({ accountId: owner.id, mode: "test" })
+        const orphan = makeKey({ accountId: "acct_gone" })
+        yield* keys.insert(owned)
+        yield* keys.insert(orphan)
+        const found = expectSome(yield* keys.findByHashWithAccount(owned.hash))
+        expect(found.key).toEqual(owned)
+        expect(expectSome(found.account)).toEqual(owner)
+        const lonely = expectSome(yield* keys.findByHashWithAccount(orphan.hash))
+        expect(lonely.key).toEqual(orphan)
+        expectNone(lonely.account)
+        expectNone(yield* keys.findByHashWithAccount(sha256Hex("hush_live_not-a-key")))
+      }))
+
       test("listByAccount lists that account's keys of both modes, oldest first", Effect.gen(function*() {
         const keys = yield* KeyRepo
         const k1 = makeKey({ accountId: "acct_a", createdAt: T0 + 2 * SECOND })

@@ -5,7 +5,7 @@
  * After routing (EdgeRules): JSON only (415), well-formed (400), an object where the endpoint
  * takes one (400). Field-level validation is HttpApi's, answered 422.
  */
-import { HttpServerRequest } from "@effect/platform"
+import { type HttpServerError, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
@@ -67,8 +67,14 @@ export const bufferBody = (request: HttpServerRequest.HttpServerRequest) => {
   if (request.method === "GET" || request.method === "HEAD" || !hasBody(request)) return Effect.succeed(request)
   return Effect.map(readCapped(NodeHttpServerRequest.toIncomingMessage(request)), (bytes) => {
     const text = new TextDecoder().decode(bytes)
+    // parsed once, by whoever asks first (EdgeRules' shape check, then HttpApi's decoding)
+    const json = Effect.runSync(Effect.cached(Effect.try({
+      try: () => (text === "" ? null : JSON.parse(text)) as unknown,
+      catch: (e) => new InvalidRequest({ status: 400, detail: `the request body is not valid JSON: ${(e as Error).message}` })
+    })))
     return Object.create(request, {
       text: { value: Effect.succeed(text) },
+      json: { value: json },
       arrayBuffer: { value: Effect.succeed(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) },
       stream: { value: Stream.succeed(bytes) }
     }) as HttpServerRequest.HttpServerRequest
@@ -94,10 +100,9 @@ export const checkBody = (request: HttpServerRequest.HttpServerRequest, facts: E
         detail: `request bodies must be JSON (Content-Type: application/json), not '${request.headers["content-type"]}'`
       })
     }
-    const parsed = yield* Effect.try({
-      try: () => JSON.parse(text) as unknown,
-      catch: (e) => new InvalidRequest({ status: 400, detail: `the request body is not valid JSON: ${(e as Error).message}` })
-    })
+    const parsed = yield* (request.json as Effect.Effect<unknown, InvalidRequest | HttpServerError.RequestError>).pipe(
+      Effect.catchTag("RequestError", (e) => Effect.fail(new InvalidRequest({ status: 400, detail: `the request body is not valid JSON: ${e.message}` })))
+    )
     const acceptsNull = !facts.hasPayload
     if (!(typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) && !(acceptsNull && parsed === null)) {
       return yield* new InvalidRequest({ status: 400, detail: "the request body must be a JSON object" })

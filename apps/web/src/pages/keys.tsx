@@ -9,7 +9,8 @@ const SCOPES: ReadonlyArray<readonly [Scope, string]> = [
   ["files:write", "Upload files"],
   ["jobs:write", "Start jobs"],
   ["jobs:read", "Read jobs and download outputs"],
-  ["credits:read", "Read credit"]
+  ["credits:read", "Read credit"],
+  ["webhooks:write", "Manage webhook endpoints"]
 ]
 
 const SecretOnce = ({ created, onDone }: { readonly created: KeyCreateResponse; readonly onDone: () => void }) => {
