@@ -13,7 +13,7 @@ export const WebhooksPage = () => (
       endpoint's <code>whsec_…</code> secret). Endpoints are managed with an API key that has the
       <code> webhooks:write</code> permission (<Link href="/dashboard/keys">create one</Link>):
     </p>
-    <pre class="code"><code>{`curl -X POST https://…/v1/webhook_endpoints \
+    <pre class="code" tabIndex={0} aria-label="Creating an endpoint with curl"><code>{`curl -X POST https://…/v1/webhook_endpoints \
   -H "Authorization: Bearer $HUSH_KEY" -H "Content-Type: application/json" \
   -d '{"url":"https://example.com/hush","events":["job.succeeded","job.failed"]}'`}</code></pre>
     <p class="empty">Listing and editing endpoints here is not available yet: see <a href="/docs">the API reference</a>.</p>
