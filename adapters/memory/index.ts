@@ -15,5 +15,6 @@ export * from "./webhooks.js"
 
 /** The whole persistence side in memory: repositories and transactor sharing one database. */
 export const MemoryPersistence = Layer.mergeAll(
-  MemoryRepositories, MemoryLifecycleRepo, MemoryUserRepositories, MemoryUsageRepo, MemoryPaymentRepositories, MemoryWebhookRepo, MemoryTransactor
+  MemoryRepositories, MemoryLifecycleRepo, MemoryUserRepositories, MemoryUsageRepo, MemoryPaymentRepositories, MemoryWebhookRepo,
+  MemoryTransactor
 ).pipe(Layer.provide(MemoryDbLive))

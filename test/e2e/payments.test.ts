@@ -205,6 +205,20 @@ describe("payments (fake provider)", () => {
     expect((await dashboardCredits(browser)).balance_micros).toBe(TEN_DOLLARS)
   })
 
+  it("a signed paid event for another amount or currency than the checkout's: 200, not credited, the checkout stays open", async () => {
+    const { browser } = await verifiedUser(server)
+    const started = await checkout(browser)
+    const now = Math.floor(Date.now() / 1000)
+    const event = fakeEvent(await checkoutRecord(started.json.checkout_id), "paid", now) as any
+    for (const object of [{ ...event.data.object, amount_total: 1 }, { ...event.data.object, currency: "eur" }]) {
+      const body = JSON.stringify({ ...event, id: `${event.id}_${object.currency}_${object.amount_total}`, data: { object } })
+      const reply = await deliver({ body, signature: Stripe.webhooks.generateTestHeaderString({ payload: body, secret: server.paymentsWebhookSecret, timestamp: now }) })
+      expect(reply.status, reply.text).toBe(200)
+    }
+    expect(await ledger(browser)).toHaveLength(0)
+    expect((await checkoutRecord(started.json.checkout_id)).status).toBe("open")
+  })
+
   it("an event type the service does not know: 200 and ignored", async () => {
     const now = Math.floor(Date.now() / 1000)
     const body = JSON.stringify({ id: "evt_unknown_1", object: "event", type: "customer.created", created: now, data: { object: { id: "cus_1" } } })

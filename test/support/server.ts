@@ -79,7 +79,8 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const config: HushConfig = {
     port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none(),
     blobStore: options.s3 === undefined ? "local" : "s3", s3: options.s3, redisUrl: Option.none(),
-    gpuProvider: options.gpuProvider, accounts: options.accounts, payments: options.payments, webhooksAllowPrivate: options.webhooksAllowPrivate
+    gpuProvider: options.gpuProvider, accounts: options.accounts, payments: options.payments,
+    webhooksAllowPrivate: options.webhooksAllowPrivate
   }
   const keys = { signingSecret: "e2e-signing-secret-0123456789abcdef", cursorKey: "e2e-cursor-key" }
   // the same composition as `npm start` (apps/runtime/root.ts), on a test configuration
