@@ -18,7 +18,7 @@ import { PublicHandlers } from "./handlers/public.js"
 import { AuthHandlers, SessionHandlers } from "./handlers/sessions.js"
 import { BrowserOriginLive, DashboardSessionLive } from "./middleware/session.js"
 import { FakeCheckoutRoutes } from "./fake-checkout.js"
-import { PageRoutes } from "./pages.js"
+import { pageRoutes } from "./pages.js"
 import { StatusProbeLive } from "./status.js"
 import { WebRoutes } from "./web.js"
 
@@ -52,7 +52,7 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
     Layer.provide(Layer.mergeAll(AuthenticationLive, BrowserOriginLive, DashboardSessionLive, EdgeRulesLive))
   )
   return HttpApiBuilder.serve().pipe(
-    Layer.provide(Layer.mergeAll(storageRoutes, PageRoutes, WebRoutes, FakeCheckoutRoutes, HttpApiScalar.layer({ path: "/docs" }), EdgeLive)),
+    Layer.provide(Layer.mergeAll(storageRoutes, pageRoutes(options.publicBaseUrl), WebRoutes, FakeCheckoutRoutes, HttpApiScalar.layer({ path: "/docs" }), EdgeLive)),
     Layer.provide(api),
     Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl)))
   )

@@ -1,6 +1,6 @@
 /**
  * The operator commands of decisions.md, parsed from argv and run against the core's
- * services (apps/cli/main.ts runs them on the same store as the server).
+ * services (apps/cli/admin.ts runs them on the same store as the server).
  */
 import { Effect, Option, Schema } from "effect"
 import { FakePayments } from "../../adapters/fake-payments/service.js"
@@ -36,7 +36,7 @@ export const AdminCommand = Schema.Union(
 )
 export type AdminCommand = typeof AdminCommand.Type
 
-export const USAGE = `usage: npm run hush -- admin <command>
+export const USAGE = `usage: hush admin <command>
   admin account create --email E [--credit-micros N] [--json]
   admin mail list [--to E] [--json]
   admin credit grant --account A --micros N [--json]
