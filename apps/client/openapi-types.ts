@@ -680,6 +680,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/dashboard/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Buy credit: open a checkout
+         * @description Opens a payment page (`url`) for `amount_micros`: $10 to $1,000 in whole cents (else 422). Needs a verified e-mail address (403). Credit arrives when the provider reports the payment (POST /v1/webhooks/payments).
+         */
+        post: operations["dashboard.createCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/dashboard/ledger": {
         parameters: {
             query?: never;
@@ -754,6 +774,46 @@ export interface paths {
         get: operations["dashboard.getDashboardJob"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dashboard/jobs/{job_id}/output": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a download link for a job's output
+         * @description A fresh signed download link (1 hour) for a succeeded job's output, as GET /v1/jobs/{job_id}/output gives an API key.
+         */
+        get: operations["dashboard.getDashboardJobOutput"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a payment provider's event
+         * @description For the payment provider only: a signed event (Stripe's `Stripe-Signature` scheme, 5 minutes' tolerance). Each event id is applied at most once; unknown event types are answered 200 and ignored.
+         */
+        post: operations["paymentWebhooks.receivePaymentEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1087,6 +1147,8 @@ export interface components {
             available_micros: components["schemas"]["Int"];
             currency: string;
             display: string;
+            balance_display: string;
+            reserved_display: string;
             has_purchased: boolean;
             lots: components["schemas"]["Lot"][];
             lots_truncated: boolean;
@@ -1098,6 +1160,12 @@ export interface components {
             expires_at: string;
             /** @enum {string} */
             source: "purchase" | "grant";
+            amount_display: string;
+            remaining_display: string;
+        };
+        CheckoutResponse: {
+            checkout_id: string;
+            url: string;
         };
         LedgerPage: {
             data: components["schemas"]["LedgerEntry"][];
@@ -1218,6 +1286,10 @@ export interface components {
             balance_delta: components["schemas"]["Int"];
             reserved_delta: components["schemas"]["Int"];
             created_at: string;
+        };
+        PaymentWebhookReceived: {
+            /** @enum {boolean} */
+            received: true;
         };
         ProblemDetails: {
             type: string;
@@ -10444,6 +10516,274 @@ export interface operations {
             };
         };
     };
+    "dashboard.createCheckout": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token (from login, signup or GET /v1/auth/csrf); required on unsafe methods, else 403 forbidden. */
+                "x-csrf-token"?: string;
+                /** @description 1–255 printable characters, kept 24 hours. A replay answers the same checkout. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * multipleOf(10000)
+                     * @description a number divisible by 10000
+                     */
+                    amount_micros: components["schemas"]["Int"];
+                };
+            };
+        };
+        responses: {
+            /** @description CheckoutResponse */
+            201: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutResponse"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (provider_error) */
+            502: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     "dashboard.getLedger": {
         parameters: {
             query?: {
@@ -11399,6 +11739,399 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the bucket is full. */
                     "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "dashboard.getDashboardJobOutput": {
+        parameters: {
+            query?: {
+                mode?: "live" | "test";
+            };
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OutputLink */
+            200: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutputLink"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (output_expired) */
+            410: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "paymentWebhooks.receivePaymentEvent": {
+        parameters: {
+            query?: never;
+            header?: {
+                "stripe-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description PaymentWebhookReceived */
+            200: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentWebhookReceived"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
