@@ -690,7 +690,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Buy credit: open a checkout
+         * Buy credit
          * @description Opens a payment page (`url`) for `amount_micros`: $10 to $1,000 in whole cents (else 422). Needs a verified e-mail address (403). Credit arrives when the provider reports the payment (POST /v1/webhooks/payments).
          */
         post: operations["dashboard.createCheckout"];
@@ -810,7 +810,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Receive a payment provider's event
+         * Receive a payment provider event
          * @description For the payment provider only: a signed event (Stripe's `Stripe-Signature` scheme, 5 minutes' tolerance). Each event id is applied at most once; unknown event types are answered 200 and ignored.
          */
         post: operations["paymentWebhooks.receivePaymentEvent"];

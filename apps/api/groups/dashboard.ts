@@ -76,9 +76,9 @@ export const DashboardGroup = withSession(HttpApiGroup.make("dashboard")
       .setPayload(strict(CheckoutRequest))
       .setHeaders(CheckoutHeaders)
       .addSuccess(CheckoutResponse, { status: 201 })
-      .annotate(OpenApi.Summary, "Buy credit: open a checkout")
       .addError(IdempotencyKeyReused)
       .addError(ProviderError)
+      .annotate(OpenApi.Summary, "Buy credit")
       .annotate(
         OpenApi.Description,
         "Opens a payment page (`url`) for `amount_micros`: $10 to $1,000 in whole cents (else 422). Needs a verified e-mail address (403). " +

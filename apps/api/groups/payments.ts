@@ -19,13 +19,12 @@ export const PaymentWebhookGroup = withoutCaller(HttpApiGroup.make("paymentWebho
     HttpApiEndpoint.post("receivePaymentEvent", "/v1/webhooks/payments")
       .setHeaders(Schema.Struct({ "stripe-signature": Schema.optional(Schema.String) }))
       .addSuccess(PaymentWebhookReceived)
-      .annotate(OpenApi.Summary, "Receive a payment provider's event")
       .annotate(RateBucket, "unlimited")
+      .annotate(OpenApi.Summary, "Receive a payment provider event")
       .annotate(
         OpenApi.Description,
         "For the payment provider only: a signed event (Stripe's `Stripe-Signature` scheme, 5 minutes' tolerance). " +
           "Each event id is applied at most once; unknown event types are answered 200 and ignored."
       )
   )
-  .annotate(OpenApi.Description, "The payment provider's signed events: how bought credit arrives. No key or session; the signature is the authentication.")
-)
+  .annotate(OpenApi.Description, "The payment provider's signed events (Stripe, or the embedded fake provider): credit, disputes, refunds."))
