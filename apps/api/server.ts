@@ -65,7 +65,9 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
     Layer.provide(Layer.mergeAll(AuthenticationLive, BrowserOriginLive, DashboardSessionLive, EdgeRulesLive))
   )
   return HttpApiBuilder.serve().pipe(
-    Layer.provide(Layer.mergeAll(storageRoutes, pageRoutes(options.publicBaseUrl), WebRoutes, FakeCheckoutRoutes, HttpApiScalar.layer({ path: "/docs", scalar: SCALAR_CONFIG }), EdgeLive)),
+    Layer.provide(Layer.mergeAll(
+      storageRoutes, pageRoutes(options.publicBaseUrl), WebRoutes, FakeCheckoutRoutes, HttpApiScalar.layer({ path: "/docs", scalar: SCALAR_CONFIG }), EdgeLive
+    )),
     Layer.provide(api),
     Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl)))
   )
