@@ -233,6 +233,9 @@ describe("RnnoiseProvider", () => {
     outputKey: "outputs/job_1.mp3",
     bitrateKbps: 192,
     durationSeconds: SECONDS,
+    strength: null,
+    format: "mp3" as const,
+    loudness: null,
     onProgress: (fraction: number) => Effect.sync(() => void progress.push(fraction))
   })
 
