@@ -69,7 +69,7 @@ const computeOnly = async (path: string) => {
 /** Effect and the pipeline are imported here only, so that compute-only's RSS is the engine's. */
 const pipeline = async (path: string, seconds: number, threads: number) => {
   const { Effect, Stream } = await import("effect")
-  const { denoiseToMp3 } = await import("../adapters/rnnoise/pipeline.js")
+  const { denoiseToOutput } = await import("../adapters/rnnoise/pipeline.js")
   const { makeChunkPool } = await import("../adapters/rnnoise/pool.js")
   const fileStream = Stream.fromAsyncIterable(createReadStream(path, { highWaterMark: 256 * 1024 }), (e) => e).pipe(
     Stream.map((chunk) => chunk as Uint8Array)
@@ -79,7 +79,7 @@ const pipeline = async (path: string, seconds: number, threads: number) => {
     const t0 = performance.now()
     let bytes = 0
     yield* Stream.runForEach(
-      denoiseToMp3(fileStream, { bitrateKbps: 192, durationSeconds: seconds, pool }),
+      denoiseToOutput(fileStream, { bitrateKbps: 192, durationSeconds: seconds, pool }),
       (chunk) => Effect.sync(() => void (bytes += chunk.length))
     )
     if (bytes === 0) throw new Error("no output")
