@@ -51,7 +51,7 @@ export const aligned = (y: Float32Array, lag: number, length: number) => {
 }
 
 /** Samples where the clean track is silent, 200 ms away from any speech (20 ms frames). */
-export const silentMask = (clean: Float32Array) => {
+export const silentMask = (clean: Float32Array): Uint8Array => {
   const frame = RATE / 50
   const frames = Math.floor(clean.length / frame)
   const loud: Array<boolean> = []
@@ -90,7 +90,7 @@ export interface Scores {
 }
 
 /** `output` already aligned with `noisy` and as long. */
-export const score = (clean: Float32Array, noisy: Float32Array, output: Float32Array, mask = silentMask(clean)): Scores => {
+export const score = (clean: Float32Array, noisy: Float32Array, output: Float32Array, mask: Uint8Array = silentMask(clean)): Scores => {
   const input = siSdr(noisy, clean)
   const out = siSdr(output, clean)
   return {
