@@ -122,7 +122,8 @@ const babble = async (dir: string): Promise<Float32Array> => {
     let at = Math.round((t * 0.37) * RATE) % RATE
     for (let k = 0; at < LENGTH; k++) {
       const pcm = await speak(dir, voice, SENTENCES[(t * 7 + k * 3 + 11) % SENTENCES.length]!, 170)
-      for (let i = 0; i < pcm.length && at + i < LENGTH; i++) out[at + i]! += pcm[i]! / Math.sqrt(activePower(pcm) * talkers.length) * 0.05
+      const gain = 0.05 / Math.sqrt(activePower(pcm) * talkers.length)
+      for (let i = 0; i < pcm.length && at + i < LENGTH; i++) out[at + i]! += pcm[i]! * gain
       at += pcm.length + Math.round(0.15 * RATE)
     }
   }
