@@ -212,18 +212,17 @@ export const buildCorpus = async (dir: string, subset?: { voices?: number; noise
       const n = noiseTracks.get(noise)!
       for (const snr of snrs) {
         const path = join(dir, `${voice}-${noise}-${snr}.wav`)
+        const g = Math.sqrt(speech / (meanPower(n) * 10 ** (snr / 10)))
+        const noisy = new Float32Array(LENGTH)
+        for (let i = 0; i < LENGTH; i++) noisy[i] = clean[i]! + g * n[i]!
+        let peak = 0
+        for (let i = 0; i < LENGTH; i++) peak = Math.max(peak, Math.abs(noisy[i]!))
+        // a peaky noise (clatter at 0 dB) would clip: the mixture and its reference go down together
+        const fit = peak > 0.99 ? 0.99 / peak : 1
         const exists = await stat(path).then(() => true, () => false)
-        if (!exists) {
-          const g = Math.sqrt(speech / (meanPower(n) * 10 ** (snr / 10)))
-          const noisy = new Float32Array(LENGTH)
-          for (let i = 0; i < LENGTH; i++) noisy[i] = clean[i]! + g * n[i]!
-          let peak = 0
-          for (let i = 0; i < LENGTH; i++) peak = Math.max(peak, Math.abs(noisy[i]!))
-          // rare: a loud noise clips; scale the mixture (and the reference) down together
-          if (peak > 0.99) throw new Error(`${path} would clip (peak ${peak.toFixed(2)})`)
-          await writeWav16(path, noisy)
-        }
-        cases.push({ voice, noise, snr, path, clean, noisy: await readWav16(path) })
+        if (!exists) await writeWav16(path, fit === 1 ? noisy : scale(noisy, fit))
+        const reference = fit === 1 ? clean : scale(clean.slice(), fit)
+        cases.push({ voice, noise, snr, path, clean: reference, noisy: await readWav16(path) })
       }
     }
   }
