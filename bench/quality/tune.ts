@@ -67,7 +67,7 @@ const summary = (recorded: ReadonlyArray<Recorded>, params: Partial<AdaptivePara
 }
 
 const dir = process.argv[2] ?? join(tmpdir(), "hush-quality-corpus")
-const cases = await buildCorpus(dir)
+const cases = await buildCorpus(dir, { voices: process.env.TUNE_VOICES === undefined ? undefined : Number(process.env.TUNE_VOICES) })
 const t0 = Date.now()
 const recorded = cases.map(record)
 console.log(`${cases.length} cases recorded in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
