@@ -29,19 +29,20 @@ export class FixedMix {
  * distorts speech that is already clean (SI-SDR below the input's at 20 dB SNR) and takes
  * about 1 dB of its level; where only noise is, it is excellent. So:
  *   - where RNNoise hears no voice, the model's output with a residual-noise floor
- *     (`floorDb` of the input's noise: far below audibility, no "dead air");
+ *     (`floorDb` of the input's noise);
  *   - where it hears a voice, some input is mixed back in: the cleaner the speech (a running
  *     estimate of its SNR), the more, since its noise is masked and the model's distortion
  *     is not;
  *   - a slow make-up gain that restores the speech level the model took.
  * Every change is smoothed (per-sample ramps within a frame) so that nothing clicks or pumps.
+ * The settings below were chosen with bench/quality/tune.ts (docs/denoise-quality.md).
  */
 export const ADAPTIVE_DEFAULTS = Object.freeze({
-  /** Noise left where no voice is, relative to the input's: −40 dB. */
-  floorDb: -40,
+  /** Noise left where no voice is, relative to the input's: −50 dB (about what the model leaves). */
+  floorDb: -50,
   /** Input mixed back under a voice, in amplitude: 10^((snrDb − snrRefDb) / snrSlopeDb), within [floor, maxDry]. */
-  snrRefDb: 28,
-  snrSlopeDb: 30,
+  snrRefDb: 24,
+  snrSlopeDb: 15,
   maxDry: 0.6,
   /** Voice probability above which a frame counts as speech for the estimates. */
   speechVad: 0.6,
@@ -51,9 +52,9 @@ export const ADAPTIVE_DEFAULTS = Object.freeze({
   noiseFrames: 50,
   speechFrames: 150,
   /** How fast the mix follows the voice probability: at once up, this many frames down. */
-  releaseFrames: 15,
+  releaseFrames: 8,
   /** Make-up gain bounds, dB. */
-  maxGainDb: 3
+  maxGainDb: 2
 })
 
 const power = (frame) => {
@@ -88,8 +89,10 @@ export class AdaptiveMix {
     if (vad < p.noiseVad) this.#noise += (pDry - this.#noise) / p.noiseFrames
     else if (vad > p.speechVad) this.#speech += (Math.max(0, pDry - this.#noise) - this.#speech) / p.speechFrames
 
-    // Voice presence: follows a rise at once, a fall over releaseFrames.
-    this.#voice = vad > this.#voice ? vad : this.#voice + (vad - this.#voice) / p.releaseFrames
+    // Voice presence, 0 at or below noiseVad, 1 at or above speechVad: follows a rise at once,
+    // a fall over releaseFrames (a faint probability in a pause must not let the noise back in).
+    const presence = Math.min(1, Math.max(0, (vad - p.noiseVad) / (p.speechVad - p.noiseVad)))
+    this.#voice = presence > this.#voice ? presence : this.#voice + (presence - this.#voice) / p.releaseFrames
     const floor = 10 ** (p.floorDb / 20)
     const underVoice = Math.min(p.maxDry, Math.max(floor, 10 ** ((this.snrDb - p.snrRefDb) / p.snrSlopeDb)))
     const target = floor + this.#voice * (underVoice - floor)

@@ -6,6 +6,7 @@
  *
  *   npx tsx bench/quality/tune.ts [corpus dir]
  */
+import { readFile, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Denoiser } from "../../adapters/rnnoise/engine.mjs"
@@ -14,6 +15,7 @@ import { buildCorpus, type Case, SNRS, STATIONARY } from "./corpus.js"
 import { score, silentMask, type Scores } from "./score.js"
 
 const SCALE = 32768
+const FRAME = 480
 
 interface Recorded {
   readonly c: Case
@@ -21,6 +23,36 @@ interface Recorded {
   readonly wet: Array<Float32Array>
   readonly vad: Array<number>
   readonly mask: Uint8Array
+}
+
+/** Recordings are cached next to the corpus (RNNoise's output does not depend on the mixer's settings). */
+const cached = async (c: Case): Promise<Recorded> => {
+  const file = c.path.replace(/\.wav$/, ".frames")
+  const bytes = await readFile(file).catch(() => undefined)
+  if (bytes !== undefined) {
+    const all = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length))
+    const frames = all.length / (2 * FRAME + 1)
+    const dry: Array<Float32Array> = []
+    const wet: Array<Float32Array> = []
+    const vad: Array<number> = []
+    for (let f = 0; f < frames; f++) {
+      const at = f * (2 * FRAME + 1)
+      dry.push(all.slice(at, at + FRAME))
+      wet.push(all.slice(at + FRAME, at + 2 * FRAME))
+      vad.push(all[at + 2 * FRAME]!)
+    }
+    return { c, dry, wet, vad, mask: silentMask(c.clean) }
+  }
+  const r = record(c)
+  const all = new Float32Array(r.vad.length * (2 * FRAME + 1))
+  for (let f = 0; f < r.vad.length; f++) {
+    const at = f * (2 * FRAME + 1)
+    all.set(r.dry[f]!, at)
+    all.set(r.wet[f]!, at + FRAME)
+    all[at + 2 * FRAME] = r.vad[f]!
+  }
+  await writeFile(file, new Uint8Array(all.buffer))
+  return r
 }
 
 const record = (c: Case): Recorded => {
@@ -69,7 +101,8 @@ const summary = (recorded: ReadonlyArray<Recorded>, params: Partial<AdaptivePara
 const dir = process.argv[2] ?? join(tmpdir(), "hush-quality-corpus")
 const cases = await buildCorpus(dir, { voices: process.env.TUNE_VOICES === undefined ? undefined : Number(process.env.TUNE_VOICES) })
 const t0 = Date.now()
-const recorded = cases.map(record)
+const recorded: Array<Recorded> = []
+for (const c of cases) recorded.push(await cached(c))
 console.log(`${cases.length} cases recorded in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
 summary(recorded, "full")
 summary(recorded, ADAPTIVE_DEFAULTS)
