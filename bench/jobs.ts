@@ -12,6 +12,7 @@
  *
  * Environment: WORKER_CONCURRENCY and the like pass through to the server;
  * BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) for --worker-start.
+ * BENCH_SERVER_NODE_ARGS: extra node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p".
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { createReadStream } from "node:fs"
@@ -112,7 +113,9 @@ const sampler = (server: ChildProcess, dataDir: string) => {
 const startServer = async (dataDir: string, env: Record<string, string> = {}) => {
   const port = await freePort()
   const baseUrl = `http://127.0.0.1:${port}`
-  const server = spawn(process.execPath, ["--enable-source-maps", join(here, "api.mjs")], {
+  // BENCH_SERVER_NODE_ARGS: extra node flags for the server (e.g. --cpu-prof --cpu-prof-dir=DIR)
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")
+  const server = spawn(process.execPath, ["--enable-source-maps", ...nodeArgs, join(here, "api.mjs")], {
     env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, PUBLIC_BASE_URL: baseUrl, ...env },
     stdio: ["ignore", "ignore", "inherit"]
   })
@@ -252,6 +255,29 @@ const idleCase = async (seconds: number) => {
   }
 }
 
+/** A long-lived `psql` reading queries from stdin; `query` answers the next line it prints. */
+const psqlSession = (databaseUrl: string) => {
+  const child = spawn("psql", [databaseUrl, "-qAt"], { stdio: ["pipe", "pipe", "inherit"] })
+  const waiting: Array<(line: string) => void> = []
+  let buffered = ""
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    buffered += chunk
+    for (let end = buffered.indexOf("\n"); end >= 0; end = buffered.indexOf("\n")) {
+      const line = buffered.slice(0, end)
+      buffered = buffered.slice(end + 1)
+      waiting.shift()?.(line)
+    }
+  })
+  return {
+    query: (sql: string) =>
+      new Promise<string>((resolve) => {
+        waiting.push(resolve)
+        child.stdin.write(`${sql}\n`)
+      }),
+    close: () => child.stdin.end()
+  }
+}
+
 /** `npm run worker` against PostgreSQL with a job queued: ms from its spawn to the job being claimed. */
 const workerStartCase = async (times: number) => {
   const serverUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
@@ -269,6 +295,8 @@ const workerStartCase = async (times: number) => {
   const env = { DATABASE_URL: url.toString(), HUSH_WORKER: "off" }
   const { server, baseUrl } = await startServer(dataDir, env)
   const claims: Array<number> = []
+  // one psql session for the polling: a psql spawned every 10 ms would take the CPU the worker needs
+  const watcher = psqlSession(url.toString())
   try {
     const input = await makeInput(dir, 10)
     const account = await cli(dataDir, env, "admin", "account", "create", "--email", "bench@example.com", "--credit-micros", "100000000")
@@ -281,8 +309,7 @@ const workerStartCase = async (times: number) => {
         env: { ...process.env, DATA_DIR: dataDir, ...env }, stdio: "ignore"
       })
       for (;;) {
-        const { stdout } = await psql(`SELECT status FROM jobs WHERE id = '${job.id}'`, database)
-        if (stdout.trim() !== "queued") break
+        if ((await watcher.query(`SELECT status FROM jobs WHERE id = '${job.id}';`)) !== "queued") break
         await sleep(10)
       }
       claims.push(Math.round(performance.now() - spawned))
@@ -290,6 +317,7 @@ const workerStartCase = async (times: number) => {
       await api(baseUrl, key, "POST", `/v1/jobs/${job.id}/cancel`)
     }
   } finally {
+    watcher.close()
     await stopServer(server)
     await psql(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined)
     await rm(dir, { recursive: true, force: true })

@@ -3,8 +3,10 @@
  * function (`toProblem`) that renders them as RFC 9457 problem bodies.
  *
  * `ERROR_TABLE` is the single source of each code's HTTP status and title; the classes
- * read their `code`, `status` and `title` from it.
+ * read their `code`, `status` and `title` from it, and carry the status as their HttpApi
+ * annotation (so no endpoint repeats it).
  */
+import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 
 export const ERROR_TABLE = {
@@ -71,6 +73,12 @@ const fixed = <Code extends Exclude<ErrorCode, "invalid_request">>(code: Code) =
     }
   }
 
+/**
+ * The HTTP status as the class's own annotation, read by HttpApi (its router's error
+ * encoding and the OpenAPI description): endpoints declare `.addError(NotFound)`, no status.
+ */
+const statusOf = (code: ErrorCode) => ({ [HttpApiSchema.AnnotationStatus]: ERROR_TABLE[code].status })
+
 const detail = Schema.String
 const retryAfterSeconds = Schema.optional(Schema.Int)
 
@@ -81,111 +89,111 @@ export class InvalidRequest extends described("invalid_request")(
     status: Schema.Literal(400, 422),
     /** The offending field or parameter, when there is one. */
     field: Schema.optional(Schema.String)
-  })
+  }, statusOf("invalid_request"))
 ) {}
 
 export class Unauthorized extends fixed("unauthorized")(
-  Schema.TaggedError<Unauthorized>()("Unauthorized", { detail })
+  Schema.TaggedError<Unauthorized>()("Unauthorized", { detail }, statusOf("unauthorized"))
 ) {}
 
 export class InsufficientCredit extends fixed("insufficient_credit")(
-  Schema.TaggedError<InsufficientCredit>()("InsufficientCredit", { detail })
+  Schema.TaggedError<InsufficientCredit>()("InsufficientCredit", { detail }, statusOf("insufficient_credit"))
 ) {}
 
 export class Forbidden extends fixed("forbidden")(
-  Schema.TaggedError<Forbidden>()("Forbidden", { detail })
+  Schema.TaggedError<Forbidden>()("Forbidden", { detail }, statusOf("forbidden"))
 ) {}
 
 export class InsufficientScope extends fixed("insufficient_scope")(
-  Schema.TaggedError<InsufficientScope>()("InsufficientScope", { detail })
+  Schema.TaggedError<InsufficientScope>()("InsufficientScope", { detail }, statusOf("insufficient_scope"))
 ) {}
 
 export class AccountSuspended extends fixed("account_suspended")(
-  Schema.TaggedError<AccountSuspended>()("AccountSuspended", { detail })
+  Schema.TaggedError<AccountSuspended>()("AccountSuspended", { detail }, statusOf("account_suspended"))
 ) {}
 
 export class AccountFrozen extends fixed("account_frozen")(
-  Schema.TaggedError<AccountFrozen>()("AccountFrozen", { detail })
+  Schema.TaggedError<AccountFrozen>()("AccountFrozen", { detail }, statusOf("account_frozen"))
 ) {}
 
 export class NotFound extends fixed("not_found")(
-  Schema.TaggedError<NotFound>()("NotFound", { detail })
+  Schema.TaggedError<NotFound>()("NotFound", { detail }, statusOf("not_found"))
 ) {}
 
 export class MethodNotAllowed extends fixed("method_not_allowed")(
-  Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", { detail })
+  Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", { detail }, statusOf("method_not_allowed"))
 ) {}
 
 export class FileNotReady extends fixed("file_not_ready")(
-  Schema.TaggedError<FileNotReady>()("FileNotReady", { detail })
+  Schema.TaggedError<FileNotReady>()("FileNotReady", { detail }, statusOf("file_not_ready"))
 ) {}
 
 export class FileInUse extends fixed("file_in_use")(
-  Schema.TaggedError<FileInUse>()("FileInUse", { detail })
+  Schema.TaggedError<FileInUse>()("FileInUse", { detail }, statusOf("file_in_use"))
 ) {}
 
 export class UploadExpired extends fixed("upload_expired")(
-  Schema.TaggedError<UploadExpired>()("UploadExpired", { detail })
+  Schema.TaggedError<UploadExpired>()("UploadExpired", { detail }, statusOf("upload_expired"))
 ) {}
 
 export class JobNotCancelable extends fixed("job_not_cancelable")(
-  Schema.TaggedError<JobNotCancelable>()("JobNotCancelable", { detail })
+  Schema.TaggedError<JobNotCancelable>()("JobNotCancelable", { detail }, statusOf("job_not_cancelable"))
 ) {}
 
 export class JobNotSucceeded extends fixed("job_not_succeeded")(
-  Schema.TaggedError<JobNotSucceeded>()("JobNotSucceeded", { detail })
+  Schema.TaggedError<JobNotSucceeded>()("JobNotSucceeded", { detail }, statusOf("job_not_succeeded"))
 ) {}
 
 export class IdempotencyKeyReused extends fixed("idempotency_key_reused")(
-  Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", { detail })
+  Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", { detail }, statusOf("idempotency_key_reused"))
 ) {}
 
 export class OutputExpired extends fixed("output_expired")(
-  Schema.TaggedError<OutputExpired>()("OutputExpired", { detail })
+  Schema.TaggedError<OutputExpired>()("OutputExpired", { detail }, statusOf("output_expired"))
 ) {}
 
 export class FileTooLarge extends fixed("file_too_large")(
-  Schema.TaggedError<FileTooLarge>()("FileTooLarge", { detail })
+  Schema.TaggedError<FileTooLarge>()("FileTooLarge", { detail }, statusOf("file_too_large"))
 ) {}
 
 export class RequestTooLarge extends fixed("request_too_large")(
-  Schema.TaggedError<RequestTooLarge>()("RequestTooLarge", { detail })
+  Schema.TaggedError<RequestTooLarge>()("RequestTooLarge", { detail }, statusOf("request_too_large"))
 ) {}
 
 export class UnsupportedMediaType extends fixed("unsupported_media_type")(
-  Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", { detail })
+  Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", { detail }, statusOf("unsupported_media_type"))
 ) {}
 
 export class InvalidAudio extends fixed("invalid_audio")(
-  Schema.TaggedError<InvalidAudio>()("InvalidAudio", { detail })
+  Schema.TaggedError<InvalidAudio>()("InvalidAudio", { detail }, statusOf("invalid_audio"))
 ) {}
 
 export class AudioTooLong extends fixed("audio_too_long")(
-  Schema.TaggedError<AudioTooLong>()("AudioTooLong", { detail })
+  Schema.TaggedError<AudioTooLong>()("AudioTooLong", { detail }, statusOf("audio_too_long"))
 ) {}
 
 export class ModelNotAvailable extends fixed("model_not_available")(
-  Schema.TaggedError<ModelNotAvailable>()("ModelNotAvailable", { detail })
+  Schema.TaggedError<ModelNotAvailable>()("ModelNotAvailable", { detail }, statusOf("model_not_available"))
 ) {}
 
 export class RateLimited extends fixed("rate_limited")(
-  Schema.TaggedError<RateLimited>()("RateLimited", { detail, retryAfterSeconds })
+  Schema.TaggedError<RateLimited>()("RateLimited", { detail, retryAfterSeconds }, statusOf("rate_limited"))
 ) {}
 
 export class QuotaExceeded extends fixed("quota_exceeded")(
-  Schema.TaggedError<QuotaExceeded>()("QuotaExceeded", { detail, retryAfterSeconds })
+  Schema.TaggedError<QuotaExceeded>()("QuotaExceeded", { detail, retryAfterSeconds }, statusOf("quota_exceeded"))
 ) {}
 
 export class InternalError extends fixed("internal_error")(
-  Schema.TaggedError<InternalError>()("InternalError", { detail })
+  Schema.TaggedError<InternalError>()("InternalError", { detail }, statusOf("internal_error"))
 ) {}
 
 export class ProviderError extends fixed("provider_error")(
-  Schema.TaggedError<ProviderError>()("ProviderError", { detail })
+  Schema.TaggedError<ProviderError>()("ProviderError", { detail }, statusOf("provider_error"))
 ) {}
 
 export class ServiceUnavailable extends fixed("service_unavailable")(
-  Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", { detail, retryAfterSeconds })
+  Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", { detail, retryAfterSeconds }, statusOf("service_unavailable"))
 ) {}
 
 /** Members in table order. */

@@ -19,6 +19,7 @@ import { makeHold } from "./contracts/fixtures.js"
 import { accountsContracts } from "./contracts/accounts.js"
 import { lifecycleContract } from "./contracts/lifecycle.js"
 import { repositoryContracts } from "./contracts/repositories.js"
+import { webhookContract } from "./contracts/webhooks.js"
 import { createDatabase, dropDatabase, freshSchemaPersistence, requirePostgres } from "./support/postgres.js"
 
 await requirePostgres()
@@ -35,6 +36,7 @@ describe("postgres", () => {
   repositoryContracts("postgres", () => freshSchemaPersistence(database))
   lifecycleContract("postgres", () => freshSchemaPersistence(database))
   accountsContracts("postgres", () => freshSchemaPersistence(database))
+  webhookContract("postgres", () => freshSchemaPersistence(database))
 })
 
 /** The money rules hold in the database itself, whatever a client sends. */

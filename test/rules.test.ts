@@ -457,7 +457,7 @@ describe("keys", () => {
   })
 
   it("resolveScopes: null or absent → all four; otherwise what was asked, in canonical order", () => {
-    expect(resolveScopes(null)).toEqual(["files:write", "jobs:write", "jobs:read", "credits:read"])
+    expect(resolveScopes(null)).toEqual(["files:write", "jobs:write", "jobs:read", "credits:read", "webhooks:write"])
     expect(resolveScopes(undefined)).toEqual(ALL_SCOPES)
     expect(resolveScopes(["jobs:read"])).toEqual(["jobs:read"])
     expect(resolveScopes(["credits:read", "files:write", "credits:read"])).toEqual(["files:write", "credits:read"])

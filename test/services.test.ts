@@ -121,7 +121,7 @@ describe("authenticate", () => {
       yield* TestClock.adjust("5 minutes")
       const caller = yield* authenticate(`bearer  ${a.liveKey}`)
       expect(caller).toMatchObject({ accountId: a.account.id, keyId: a.liveKeyId, mode: "live" })
-      expect(caller.scopes).toEqual(["files:write", "jobs:write", "jobs:read", "credits:read"])
+      expect(caller.scopes).toEqual(["files:write", "jobs:write", "jobs:read", "credits:read", "webhooks:write"])
       const key = Option.getOrThrow(yield* keys.get(a.liveKeyId))
       expect(key.lastUsedAt).toBe(5 * 60 * SECOND)
     })))

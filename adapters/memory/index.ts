@@ -3,13 +3,15 @@ import { MemoryLifecycleRepo, MemoryRepositories } from "./repositories.js"
 import { MemoryDbLive, MemoryTransactor } from "./store.js"
 import { MemoryUsageRepo } from "./usage.js"
 import { MemoryUserRepositories } from "./users.js"
+import { MemoryWebhookRepo } from "./webhooks.js"
 
 export * from "./repositories.js"
 export * from "./store.js"
 export * from "./usage.js"
 export * from "./users.js"
+export * from "./webhooks.js"
 
 /** The whole persistence side in memory: repositories and transactor sharing one database. */
 export const MemoryPersistence = Layer.mergeAll(
-  MemoryRepositories, MemoryLifecycleRepo, MemoryUserRepositories, MemoryUsageRepo, MemoryTransactor
+  MemoryRepositories, MemoryLifecycleRepo, MemoryUserRepositories, MemoryUsageRepo, MemoryWebhookRepo, MemoryTransactor
 ).pipe(Layer.provide(MemoryDbLive))

@@ -28,6 +28,9 @@ export const MemoryKeyRepo = Layer.effect(KeyRepo, Effect.map(MemoryDb, (db) => 
   update: (key) => db.modify(put("keys", key.id, key)),
   get: (id) => db.read((s) => HashMap.get(s.keys, id)),
   findByHash: (hash) => db.read((s) => Option.fromNullable(values(s.keys).find((k) => k.hash === hash))),
+  findByHashWithAccount: (hash) =>
+    db.read((s) =>
+      Option.map(Option.fromNullable(values(s.keys).find((k) => k.hash === hash)), (key) => ({ key, account: HashMap.get(s.accounts, key.accountId) }))),
   listByAccount: (accountId) =>
     db.read((s) => values(s.keys).filter((k) => k.accountId === accountId).sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)))
 })))
@@ -179,7 +182,15 @@ export const MemoryIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(Me
       return [undefined, { ...s, idempotency: HashMap.set(s.idempotency, id, done) }] as const
     }),
   abandon: (accountId, mode, key) =>
-    db.modify((s) => [undefined, { ...s, idempotency: HashMap.remove(s.idempotency, idempotencyId(accountId, mode, key)) }] as const)
+    db.modify((s) => [undefined, { ...s, idempotency: HashMap.remove(s.idempotency, idempotencyId(accountId, mode, key)) }] as const),
+  get: (accountId, mode, key) => db.read((s) => HashMap.get(s.idempotency, idempotencyId(accountId, mode, key))),
+  purgeExpired: (now, limit) =>
+    db.modify((s) => {
+      const expired = [...HashMap.entries(s.idempotency)].filter(([, record]) => record.expiresAt <= now).slice(0, limit)
+      let idempotency = s.idempotency
+      for (const [id] of expired) idempotency = HashMap.remove(idempotency, id)
+      return [expired.length, { ...s, idempotency }] as const
+    })
 })))
 
 /** Every repository port and the transactor over one fresh in-memory database. */

@@ -6,7 +6,8 @@
  */
 import { Context, Effect, FiberRef, HashMap, Layer } from "effect"
 import type {
-  AccountRecord, FileRecord, HoldRecord, IdempotencyRecord, JobRecord, KeyRecord, LedgerEntryRecord, LotRecord
+  AccountRecord, FileRecord, HoldRecord, IdempotencyRecord, JobRecord, KeyRecord, LedgerEntryRecord, LotRecord,
+  WebhookDeliveryRecord, WebhookEndpointRecord
 } from "../../core/domain/records.js"
 import type {
   EmailTokenRecord, OAuthIdentityRecord, OAuthStateRecord, SessionRecord, UserRecord
@@ -34,6 +35,8 @@ export interface MemoryState {
   readonly oauthIdentities: HashMap.HashMap<string, OAuthIdentityRecord>
   /** By hash. */
   readonly oauthStates: HashMap.HashMap<string, OAuthStateRecord>
+  readonly webhookEndpoints: HashMap.HashMap<string, WebhookEndpointRecord>
+  readonly webhookDeliveries: HashMap.HashMap<string, WebhookDeliveryRecord>
 }
 
 export const emptyState = (): MemoryState => ({
@@ -50,7 +53,9 @@ export const emptyState = (): MemoryState => ({
   sessions: HashMap.empty(),
   emailTokens: HashMap.empty(),
   oauthIdentities: HashMap.empty(),
-  oauthStates: HashMap.empty()
+  oauthStates: HashMap.empty(),
+  webhookEndpoints: HashMap.empty(),
+  webhookDeliveries: HashMap.empty()
 })
 
 export interface MemoryDatabase {

@@ -20,6 +20,7 @@ export * from "./repositories.js"
 export * from "./transactor.js"
 export * from "./usage.js"
 export * from "./users.js"
+export * from "./webhooks.js"
 export * from "./verify.js"
 
 /** All repositories and the Transactor, after the migrations ran. Requires SqlClient. */

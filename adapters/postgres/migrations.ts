@@ -20,6 +20,7 @@ import lifecycle from "./migrations/0002_lifecycle.js"
 import deletedValidations from "./migrations/0003_deleted_validations.js"
 import accounts from "./migrations/0006_accounts.js"
 import jobOptions from "./migrations/0007_job_options.js"
+import webhooks from "./migrations/0009_webhooks.js"
 
 export const MIGRATIONS_TABLE = "effect_sql_migrations"
 
@@ -29,7 +30,8 @@ export const MIGRATIONS: Record<string, Effect.Effect<unknown, unknown, SqlClien
   "0002_lifecycle": lifecycle,
   "0003_deleted_validations": deletedValidations,
   "0006_accounts": accounts,
-  "0007_job_options": jobOptions
+  "0007_job_options": jobOptions,
+  "0009_webhooks": webhooks
 }
 
 for (const key of Object.keys(MIGRATIONS)) {

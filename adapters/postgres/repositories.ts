@@ -21,6 +21,7 @@ import {
 import { LifecycleRepo } from "../../core/ports/lifecycle.js"
 import { PostgresUsageRepo } from "./usage.js"
 import { PostgresUserRepositories } from "./users.js"
+import { PostgresWebhookRepo } from "./webhooks.js"
 import { PgInt, run } from "./columns.js"
 import { orFault, refuse } from "./errors.js"
 import {
@@ -103,6 +104,12 @@ const KEY_INSERT = `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES ($1, $2, $3, $4
 const KEY_UPDATE = `UPDATE api_keys SET account_id = $2, name = $3, mode = $4, hash = $5, prefix_display = $6,
   last_four = $7, scopes = $8::jsonb, created_at = $9, last_used_at = $10, revoked_at = $11 WHERE id = $1 RETURNING 1`
 
+const ACCOUNT_FIELDS = ACCOUNT_COLUMNS.split(",").map((c) => c.trim())
+const decodeAccountRow = Schema.decodeUnknownSync(AccountRow)
+const KEY_WITH_ACCOUNT = `SELECT ${KEY_COLUMNS.split(",").map((c) => `k.${c.trim()}`).join(", ")}, ${
+  ACCOUNT_FIELDS.map((c) => `a.${c} AS a_${c}`).join(", ")
+} FROM api_keys k LEFT JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1`
+
 export const PostgresKeyRepo = Layer.effect(KeyRepo, Effect.map(makeSql, (q) => {
   const params = (k: KeyRecord) => [
     k.id, k.accountId, k.name, k.mode, k.hash, k.prefixDisplay, k.lastFour, JSON.stringify(k.scopes), k.createdAt,
@@ -113,6 +120,14 @@ export const PostgresKeyRepo = Layer.effect(KeyRepo, Effect.map(makeSql, (q) => 
     update: (key) => q.one("KeyRepo.update", KEY_UPDATE, params(key), `no key '${key.id}' to update`),
     get: (id) => q.first("KeyRepo.get", `SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id], toKey),
     findByHash: (hash) => q.first("KeyRepo.findByHash", `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`, [hash], toKey),
+    // every keyed request: one round trip for the key and its account
+    findByHashWithAccount: (hash) =>
+      q.first("KeyRepo.findByHashWithAccount", KEY_WITH_ACCOUNT, [hash], (r) => ({
+        key: toKey(r),
+        account: r.a_id === null || r.a_id === undefined
+          ? Option.none()
+          : Option.some(decodeAccountRow(Object.fromEntries(ACCOUNT_FIELDS.map((c) => [c, r[`a_${c}`]]))))
+      })),
     listByAccount: (accountId) =>
       q.many(
         "KeyRepo.listByAccount",
@@ -420,7 +435,28 @@ export const PostgresIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(
       "IdempotencyRepo.abandon",
       `DELETE FROM idempotency_keys WHERE account_id = $1 AND mode = $2 AND key = $3`,
       [accountId, mode, key]
-    ))
+    )),
+  get: (accountId, mode, key) =>
+    Effect.map(
+      q.rows(
+        "IdempotencyRepo.get",
+        `SELECT ${IDEMPOTENCY_COLUMNS} FROM idempotency_keys WHERE account_id = $1 AND mode = $2 AND key = $3`,
+        [accountId, mode, key]
+      ),
+      (rs) => Option.map(Option.fromNullable(rs[0]), toIdempotency)
+    ),
+  // batches through the expires_at index
+  purgeExpired: (now, limit) =>
+    Effect.map(
+      q.rows(
+        "IdempotencyRepo.purgeExpired",
+        `DELETE FROM idempotency_keys WHERE (account_id, mode, key) IN (
+          SELECT account_id, mode, key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2
+        ) RETURNING 1`,
+        [now, limit]
+      ),
+      (rs) => rs.length
+    )
 })))
 
 // ──────────────────────────────────────────────────────────────── lifecycle
@@ -458,5 +494,5 @@ export const PostgresLifecycleRepo = Layer.effect(LifecycleRepo, Effect.map(make
 /** Every repository port over the SqlClient in context. */
 export const PostgresRepositories = Layer.mergeAll(
   PostgresAccountRepo, PostgresKeyRepo, PostgresFileRepo, PostgresJobRepo, PostgresWalletRepo, PostgresIdempotencyRepo,
-  PostgresLifecycleRepo, PostgresUserRepositories, PostgresUsageRepo
+  PostgresLifecycleRepo, PostgresUserRepositories, PostgresUsageRepo, PostgresWebhookRepo
 )

@@ -14,6 +14,7 @@ import type { IdGenerator } from "../../core/ports/ids.js"
 import type { LimitsConfig } from "../../core/domain/limits.js"
 import type { TestSample } from "../../core/domain/deployment.js"
 import { LifecycleRepo } from "../../core/ports/lifecycle.js"
+import type { WebhookRepo } from "../../core/ports/webhooks.js"
 import { makeFairShare } from "./fair-share.js"
 
 export class Background extends Context.Tag("hush/api/Background")<Background, {
@@ -25,7 +26,8 @@ export class Background extends Context.Tag("hush/api/Background")<Background, {
 /** At most this many interrupted validations are resumed at start; the rest wait for a later start. */
 const RESUMED_AT_START = 1_000
 
-type Needs = AudioProbe | BlobStore | FileRepo | JobRepo | WalletRepo | Transactor | IdGenerator | LimitsConfig | TestSample
+type Needs =
+  | AudioProbe | BlobStore | FileRepo | JobRepo | WalletRepo | Transactor | IdGenerator | LimitsConfig | TestSample | WebhookRepo
 
 /**
  * At most this many validations decode at once; each is one ffmpeg process. They are shared

@@ -6,7 +6,7 @@
  */
 import { JSONSchema } from "effect"
 import { ERROR_TABLE, ProblemDetails } from "../../core/errors.js"
-import { IDEMPOTENT_ENDPOINTS } from "./edge/idempotency.js"
+import { type EndpointFacts, factsOfEndpoint } from "./edge/facts.js"
 
 type Json = Record<string, any>
 
@@ -33,8 +33,6 @@ const RATE_HEADERS = {
   "RateLimit-Reset": { description: "Seconds until the bucket is full.", schema: { type: "integer" } }
 }
 const RETRY_AFTER = { "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } } }
-
-const UNLIMITED = new Set(["/v1/health"])
 
 const IDEMPOTENCY_KEY_PARAMETER = {
   name: "Idempotency-Key",
@@ -69,9 +67,9 @@ export const problemDetailsSchema = (): { readonly schema: Json; readonly defini
 }
 
 /** Statuses every operation can answer, besides what its handlers declare. */
-const commonStatuses = (path: string, method: string, keyed: boolean): Array<number> => {
+const commonStatuses = (method: string, keyed: boolean, limited: boolean): Array<number> => {
   const statuses = [400, 404, 405, 500]
-  if (!UNLIMITED.has(path)) statuses.push(429)
+  if (limited) statuses.push(429)
   if (keyed) statuses.push(401, 403, 503)
   if (method === "post" || method === "patch") statuses.push(413, 415, 422)
   return statuses
@@ -88,21 +86,24 @@ export const describeProblems = (spec: Json): Json => {
     for (const [method, operation] of Object.entries<Json>(item)) {
       if (typeof operation !== "object" || operation === null || !("responses" in operation)) continue
       const keyed = Array.isArray(operation.security) && operation.security.length > 0
-      const idempotent = typeof operation.operationId === "string" &&
-        IDEMPOTENT_ENDPOINTS.has(operation.operationId.slice(operation.operationId.indexOf(".") + 1))
+      const facts: EndpointFacts | undefined = typeof operation.operationId === "string"
+        ? factsOfEndpoint(operation.operationId.slice(operation.operationId.indexOf(".") + 1))
+        : undefined
+      const idempotent = facts?.idempotent === true
+      const limited = facts?.bucket !== "unlimited"
       if (idempotent) operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY_PARAMETER]
       const responses: Json = operation.responses
       const statuses = new Set([
         ...Object.keys(responses).map(Number).filter((s) => s >= 400),
-        ...commonStatuses(path, method, keyed)
+        ...commonStatuses(method, keyed, limited)
       ])
-      // the public group declares 429 for all its endpoints; health is never limited
-      if (UNLIMITED.has(path)) statuses.delete(429)
+      // the edge's own 429 is declared for every endpoint; an unlimited one never answers it
+      if (!limited) statuses.delete(429)
       for (const status of statuses) responses[String(status)] = problemResponse(status)
-      if (UNLIMITED.has(path)) delete responses["429"]
+      if (!limited) delete responses["429"]
       for (const [status, response] of Object.entries<Json>(responses)) {
         const headers: Json = { "X-Request-Id": REQUEST_ID_HEADER }
-        if (!UNLIMITED.has(path)) Object.assign(headers, RATE_HEADERS)
+        if (limited) Object.assign(headers, RATE_HEADERS)
         if (["429", "503"].includes(status)) Object.assign(headers, RETRY_AFTER)
         // replays answer recorded statuses only: not 429 or 5xx
         if (idempotent && status !== "429" && !status.startsWith("5")) Object.assign(headers, REPLAY_HEADERS)

@@ -55,6 +55,8 @@ export interface HushConfig {
   readonly gpuProvider?: GpuProviderConfig | undefined
   /** Mail, OAuth providers and terms of self-serve accounts (`loadAccountsConfig`); defaults when absent. */
   readonly accounts?: AccountsConfig | undefined
+  /** WEBHOOKS_ALLOW_PRIVATE=true: live webhook endpoints may be http:// and private (local development only). */
+  readonly webhooksAllowPrivate?: boolean | undefined
 }
 
 export interface OAuthClientConfig {
@@ -186,13 +188,20 @@ export const loadConfig = Effect.gen(function*() {
   const jobLeaseMs = yield* Config.option(Config.integer("HUSH_JOB_LEASE_MS").pipe(
     Config.validate({ message: "HUSH_JOB_LEASE_MS must be a positive number of milliseconds", validation: (ms) => ms > 0 })
   ))
-  const limits: Partial<Limits> = Option.match(jobLeaseMs, { onNone: () => ({}), onSome: (ms) => ({ jobLeaseMs: ms }) })
+  const webhookLeaseMs = yield* Config.option(Config.integer("HUSH_WEBHOOK_LEASE_MS").pipe(
+    Config.validate({ message: "HUSH_WEBHOOK_LEASE_MS must be a positive number of milliseconds", validation: (ms) => ms > 0 })
+  ))
+  const limits: Partial<Limits> = {
+    ...Option.match(jobLeaseMs, { onNone: () => ({}), onSome: (ms) => ({ jobLeaseMs: ms }) }),
+    ...Option.match(webhookLeaseMs, { onNone: () => ({}), onSome: (ms) => ({ webhookLeaseMs: ms }) })
+  }
   const gpuProvider = yield* loadGpuProviderConfig
   const workerEnabled = (yield* Config.string("HUSH_WORKER").pipe(Config.withDefault("on"))) !== "off"
   const workerConcurrency = Option.getOrUndefined(yield* Config.option(Config.integer("WORKER_CONCURRENCY")))
   const accounts = yield* loadAccountsConfig
+  const webhooksAllowPrivate = yield* Config.boolean("WEBHOOKS_ALLOW_PRIVATE").pipe(Config.withDefault(false))
   return {
     port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore, s3, redisUrl, limits, gpuProvider, workerEnabled, workerConcurrency,
-    accounts
+    accounts, webhooksAllowPrivate
   } satisfies HushConfig
 })

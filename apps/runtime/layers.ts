@@ -18,6 +18,7 @@ import { embeddedPostgresLayer } from "../../adapters/embedded-postgres/index.js
 import { postgresLayerFromUrl } from "../../adapters/postgres/index.js"
 import { MemoryRateLimiter } from "../../adapters/memory/rate-limiter.js"
 import { RandomIds } from "../../adapters/webcrypto/ids.js"
+import { makeWebhookSender } from "../../adapters/webhook-http/sender.js"
 import { DEFAULT_MODEL_DEFINITIONS, makeCatalog, ModelCatalog } from "../../core/domain/catalog.js"
 import { DeploymentSecrets, TestSample } from "../../core/domain/deployment.js"
 import { OUTPUT_FORMATS, type OutputFormat, outputBitrateKbps } from "../../core/domain/denoise-options.js"
@@ -199,6 +200,7 @@ export const coreLayer = (
     Layer.succeed(ModelCatalog, makeCatalog(DEFAULT_MODEL_DEFINITIONS, options.runners)),
     Layer.succeed(DeploymentSecrets, { cursorKey: new TextEncoder().encode(keys.cursorKey) }),
     FfmpegAudioProbe,
+    makeWebhookSender({ allowPrivate: config.webhooksAllowPrivate === true }),
     Option.match(config.redisUrl, {
       onNone: () => MemoryRateLimiter,
       // loaded only when configured, like S3

@@ -3,9 +3,9 @@ import { Schema } from "effect"
 export const Mode = Schema.Literal("live", "test")
 export type Mode = typeof Mode.Type
 
-export const Scope = Schema.Literal("files:write", "jobs:write", "jobs:read", "credits:read")
+export const Scope = Schema.Literal("files:write", "jobs:write", "jobs:read", "credits:read", "webhooks:write")
 export type Scope = typeof Scope.Type
-export const ALL_SCOPES: ReadonlyArray<Scope> = ["files:write", "jobs:write", "jobs:read", "credits:read"]
+export const ALL_SCOPES: ReadonlyArray<Scope> = ["files:write", "jobs:write", "jobs:read", "credits:read", "webhooks:write"]
 
 export const AccountStatus = Schema.Literal("active", "suspended", "frozen")
 export type AccountStatus = typeof AccountStatus.Type
@@ -33,3 +33,14 @@ export type Task = typeof Task.Type
 /** Error codes a failed job may carry (spec: JobError). */
 export const JobErrorCode = Schema.Literal("internal_error", "provider_error")
 export type JobErrorCode = typeof JobErrorCode.Type
+
+/** The events outbound webhooks carry (decisions.md, Events). */
+export const WebhookEventType = Schema.Literal("job.succeeded", "job.failed", "job.canceled", "file.ready", "file.rejected")
+export type WebhookEventType = typeof WebhookEventType.Type
+export const WEBHOOK_EVENT_TYPES: ReadonlyArray<WebhookEventType> = WebhookEventType.literals
+
+export const WebhookEndpointStatus = Schema.Literal("enabled", "disabled")
+export type WebhookEndpointStatus = typeof WebhookEndpointStatus.Type
+
+export const WebhookDeliveryStatus = Schema.Literal("pending", "succeeded", "failed")
+export type WebhookDeliveryStatus = typeof WebhookDeliveryStatus.Type

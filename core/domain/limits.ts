@@ -28,6 +28,10 @@ export interface Limits {
   readonly maxJobAttempts: number
   readonly lotLifetimeMs: number
   readonly idempotencyTtlMs: number
+  /** A webhook attempt is delivered by a 2xx within this (decisions.md: 10 s). */
+  readonly webhookTimeoutMs: number
+  /** How long a worker holds a claimed delivery; longer than webhookTimeoutMs. */
+  readonly webhookLeaseMs: number
 }
 
 /** The window of the `validationsPerHour` quota. */
@@ -52,7 +56,9 @@ export const DEFAULT_LIMITS: Limits = {
   jobLeaseMs: 30 * SECOND,
   maxJobAttempts: 3,
   lotLifetimeMs: 365 * DAY,
-  idempotencyTtlMs: DAY
+  idempotencyTtlMs: DAY,
+  webhookTimeoutMs: 10 * SECOND,
+  webhookLeaseMs: 30 * SECOND
 }
 
 export class LimitsConfig extends Context.Tag("hush/Limits")<LimitsConfig, Limits>() {}

@@ -6,7 +6,8 @@
 import { Schema } from "effect"
 import { JobOptionsRecord } from "./denoise-options.js"
 import {
-  AccountStatus, FileStatus, JobErrorCode, JobStatus, LedgerKind, LotSource, Mode, Scope, Task
+  AccountStatus, FileStatus, JobErrorCode, JobStatus, LedgerKind, LotSource, Mode, Scope, Task,
+  WebhookDeliveryStatus, WebhookEndpointStatus, WebhookEventType
 } from "./enums.js"
 
 const Millis = Schema.Int
@@ -189,4 +190,53 @@ export class IdempotencyRecord extends Schema.Class<IdempotencyRecord>("Idempote
   responseHeaders: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })),
   createdAt: Millis,
   expiresAt: Millis
+}) {}
+
+/** An account's webhook endpoint, in one mode. The secret signs its deliveries, so it is kept. */
+export class WebhookEndpointRecord extends Schema.Class<WebhookEndpointRecord>("WebhookEndpointRecord")({
+  id: Schema.String,
+  accountId: Schema.String,
+  mode: Mode,
+  url: Schema.String,
+  events: Schema.Array(WebhookEventType),
+  description: Schema.NullOr(Schema.String),
+  /** `whsec_` + base64 of 32 random bytes (Standard Webhooks). */
+  secret: Schema.String,
+  status: WebhookEndpointStatus,
+  createdAt: Millis,
+  /** The first failed attempt since the last delivered one; null while deliveries succeed. */
+  failingSince: Schema.NullOr(Millis),
+  disabledAt: Schema.NullOr(Millis)
+}) {}
+
+/** One attempt of a delivery, as the deliveries log shows it. */
+export class WebhookAttemptRecord extends Schema.Class<WebhookAttemptRecord>("WebhookAttemptRecord")({
+  at: Millis,
+  /** The HTTP status answered; null when none came (refused, timed out, connection failed). */
+  statusCode: Schema.NullOr(Schema.Int),
+  durationMs: Schema.Int,
+  error: Schema.NullOr(Schema.String)
+}) {}
+
+/**
+ * One event for one endpoint: the outbox row written with the state change, then the queue
+ * entry a worker claims under a lease (like a job) until it is delivered or failed.
+ */
+export class WebhookDeliveryRecord extends Schema.Class<WebhookDeliveryRecord>("WebhookDeliveryRecord")({
+  id: Schema.String,
+  endpointId: Schema.String,
+  accountId: Schema.String,
+  mode: Mode,
+  eventId: Schema.String,
+  eventType: WebhookEventType,
+  /** The exact body sent (and signed) on every attempt. */
+  body: Schema.String,
+  status: WebhookDeliveryStatus,
+  attempts: Schema.Array(WebhookAttemptRecord),
+  /** When it may be claimed next (pending only). */
+  nextAttemptAt: Schema.NullOr(Millis),
+  leaseOwner: Schema.NullOr(Schema.String),
+  leaseExpiresAt: Schema.NullOr(Millis),
+  createdAt: Millis,
+  finishedAt: Schema.NullOr(Millis)
 }) {}

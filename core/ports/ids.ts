@@ -1,6 +1,6 @@
 import { Context } from "effect"
 
-export type IdPrefix = "file" | "job" | "acct" | "key" | "txn" | "lot" | "chk" | "hold" | "req" | "user"
+export type IdPrefix = "file" | "job" | "acct" | "key" | "txn" | "lot" | "chk" | "hold" | "req" | "user" | "whe" | "whd" | "evt"
 
 /**
  * Source of identifiers and secrets. Synchronous so that pure rules (the wallet) can mint

@@ -19,6 +19,9 @@ export class KeyRepo extends Context.Tag("hush/KeyRepo")<KeyRepo, {
   readonly insert: (key: KeyRecord) => Effect.Effect<void>
   readonly get: (id: string) => Effect.Effect<Option.Option<KeyRecord>>
   readonly findByHash: (hash: string) => Effect.Effect<Option.Option<KeyRecord>>
+  /** The key with that hash and its account (None when the account is gone), in one round trip. */
+  readonly findByHashWithAccount: (hash: string) =>
+    Effect.Effect<Option.Option<{ readonly key: KeyRecord; readonly account: Option.Option<AccountRecord> }>>
   /** Oldest first. */
   readonly listByAccount: (accountId: string) => Effect.Effect<ReadonlyArray<KeyRecord>>
   readonly update: (key: KeyRecord) => Effect.Effect<void>
@@ -125,4 +128,8 @@ export class IdempotencyRepo extends Context.Tag("hush/IdempotencyRepo")<Idempot
   ) => Effect.Effect<void>
   /** Forgets a running record (its result is not to be kept: 429, 5xx). */
   readonly abandon: (accountId: string, mode: Mode, key: string) => Effect.Effect<void>
+  /** The record for (account, mode, key), expired or not. */
+  readonly get: (accountId: string, mode: Mode, key: string) => Effect.Effect<Option.Option<IdempotencyRecord>>
+  /** Deletes up to `limit` records that expired at or before `now`; returns how many. */
+  readonly purgeExpired: (now: number, limit: number) => Effect.Effect<number>
 }>() {}

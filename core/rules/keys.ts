@@ -26,7 +26,7 @@ export const keyDisplay = (mode: Mode, secret: string) => ({
   lastFour: secret.slice(-4)
 })
 
-/** A key created without scopes gets all four. */
+/** A key created without scopes gets all of them (five). */
 export const resolveScopes = (requested: ReadonlyArray<Scope> | null | undefined): ReadonlyArray<Scope> =>
   requested === null || requested === undefined ? ALL_SCOPES : ALL_SCOPES.filter((scope) => requested.includes(scope))
 

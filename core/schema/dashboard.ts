@@ -49,7 +49,7 @@ export class KeyList extends Schema.Class<KeyList>("KeyList")({
   data: Schema.Array(KeyOut)
 }) {}
 
-/** Body of `POST /v1/dashboard/keys`. Omitted or null `scopes`: all four. */
+/** Body of `POST /v1/dashboard/keys`. Omitted or null `scopes`: all five. */
 export const KeyCreateRequest = Schema.Struct({
   mode: Mode,
   name: Schema.optionalWith(Schema.String.pipe(Schema.maxLength(100)), { default: () => "" }),

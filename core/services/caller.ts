@@ -2,7 +2,7 @@ import { Clock, Context, Effect, Option } from "effect"
 import type { Mode, Scope } from "../domain/enums.js"
 import { AccountRecord, KeyRecord } from "../domain/records.js"
 import { Unauthorized } from "../errors.js"
-import { AccountRepo, KeyRepo } from "../ports/repositories.js"
+import { KeyRepo } from "../ports/repositories.js"
 import { checkKeyedAccess, hashKey, parseKey } from "../rules/index.js"
 import { MINUTE } from "../time.js"
 
@@ -36,22 +36,22 @@ export const authenticate = (authorization: string | undefined) =>
     const presented = match[1]!
     if (parseKey(presented) === null) return yield* unauthorized("the API key is malformed")
     const keys = yield* KeyRepo
-    const key = yield* keys.findByHash(hashKey(presented))
-    if (Option.isNone(key) || key.value.revokedAt !== null) {
+    const found = yield* keys.findByHashWithAccount(hashKey(presented))
+    if (Option.isNone(found) || found.value.key.revokedAt !== null) {
       return yield* unauthorized("the API key is unknown or has been revoked")
     }
-    const account = yield* Effect.flatMap(AccountRepo, (repo) => repo.get(key.value.accountId))
+    const { key, account } = found.value
     if (Option.isNone(account)) return yield* unauthorized("the API key's account no longer exists")
     yield* checkKeyedAccess(account.value)
     const now = yield* Clock.currentTimeMillis
-    if (key.value.lastUsedAt === null || now - key.value.lastUsedAt >= LAST_USED_GRANULARITY_MS) {
-      yield* keys.update(new KeyRecord({ ...key.value, lastUsedAt: now }))
+    if (key.lastUsedAt === null || now - key.lastUsedAt >= LAST_USED_GRANULARITY_MS) {
+      yield* keys.update(new KeyRecord({ ...key, lastUsedAt: now }))
     }
     return {
       accountId: account.value.id,
-      keyId: key.value.id,
-      mode: key.value.mode,
-      scopes: key.value.scopes,
+      keyId: key.id,
+      mode: key.mode,
+      scopes: key.scopes,
       account: account.value
     } satisfies Caller
   })

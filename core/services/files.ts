@@ -12,6 +12,7 @@ import { checkDeletable, checkNewFile, completeUpload, markReady, markRejected, 
 import { AUDIO_REJECTION_MESSAGES } from "../rules/files.js"
 import { inputKeyOf, stagingKeyOf } from "../rules/storage.js"
 import type { Caller } from "./caller.js"
+import { emitFileEvent } from "./webhooks.js"
 
 export interface NewFile {
   readonly filename: string
@@ -203,7 +204,8 @@ export const validateFile = (id: string) =>
       onRight: (result) => markReady(file, result.durationSeconds, now),
       onLeft: (error) => markRejected(file, AUDIO_REJECTION_MESSAGES[error.reason], now)
     })
-    yield* files.update(next)
+    // the file.ready / file.rejected event commits with the verdict (an outbox)
+    yield* transactionally(Effect.zipRight(files.update(next), emitFileEvent(next)))
     return Option.some(next)
   })
 

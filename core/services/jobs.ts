@@ -17,6 +17,7 @@ import { decodeCursor, encodeCursor } from "./cursor.js"
 import { downloadStem } from "../rules/storage.js"
 import { ownedFile } from "./files.js"
 import { walletStep } from "./wallet.js"
+import { emitJobEvent } from "./webhooks.js"
 
 const notFound = (id: string) => new NotFound({ detail: `no job '${id}' exists on this account` })
 
@@ -152,6 +153,7 @@ export const cancelJob = (caller: Caller, id: string) =>
       const canceled = yield* JobRules.cancel(job, now)
       yield* Effect.flatMap(JobRepo, (jobs) => jobs.update(canceled))
       yield* releaseHold(canceled, `job ${job.id} canceled`)
+      yield* emitJobEvent(canceled)
       return canceled
     }))
   })

@@ -3,7 +3,8 @@
  * ready, rejected files 24 hours after rejection, outputs 7 days after success; a lapsed
  * upload loses its multipart upload and stray bytes; a staging object whose file is no longer
  * `uploading` (bytes sent to an upload URL after complete or delete, which S3 cannot refuse)
- * is deleted. Idempotent: a second pass finds nothing.
+ * is deleted; `Idempotency-Key` records past their 24 hours are deleted. Idempotent: a
+ * second pass finds nothing.
  * Afterwards the API answers `404` for a purged file and `410 output_expired` for an output.
  */
 import { Clock, Effect, Option, Stream } from "effect"
@@ -12,7 +13,7 @@ import { LimitsConfig } from "../domain/limits.js"
 import { JobOutputRecord, JobRecord } from "../domain/records.js"
 import { BlobStore } from "../ports/blob-store.js"
 import { LifecycleRepo } from "../ports/lifecycle.js"
-import { FileRepo, JobRepo } from "../ports/repositories.js"
+import { FileRepo, IdempotencyRepo, JobRepo } from "../ports/repositories.js"
 import { fileIdOfStagingKey, STAGING_PREFIX, stagingKeyOf } from "../rules/storage.js"
 
 const BATCH = 200
@@ -64,5 +65,13 @@ export const sweepLifecycle = Effect.gen(function*() {
       yield* blobs.delete(object.key)
       sweptStaging++
     }))
+  // a replay is owed for 24 hours only: past that the record is never read again
+  const idempotency = yield* IdempotencyRepo
+  let purgedIdempotencyKeys = 0
+  for (let purged = BATCH; purged === BATCH;) {
+    purged = yield* idempotency.purgeExpired(now, BATCH)
+    purgedIdempotencyKeys += purged
+  }
+  if (purgedIdempotencyKeys > 0) yield* Effect.logDebug(`purged ${purgedIdempotencyKeys} expired Idempotency-Key records`)
   return { purgedFiles, expiredOutputs, sweptStaging }
 })

@@ -1,11 +1,13 @@
 /** Records → the spec's wire shapes. The one place field names and formats are mapped. */
 import type { CatalogModel } from "../domain/catalog.js"
 import type { Limits } from "../domain/limits.js"
-import type { FileRecord, JobRecord } from "../domain/records.js"
+import type { FileRecord, JobRecord, WebhookDeliveryRecord, WebhookEndpointRecord } from "../domain/records.js"
 import type { UploadTarget } from "../ports/blob-store.js"
 import { fileExpiresAt } from "../rules/files.js"
 import { formatMicros } from "../money.js"
-import { CreateOut, Credits, File, Job, Model } from "../schema/index.js"
+import {
+  CreateOut, Credits, File, Job, Model, WebhookDelivery, WebhookEndpoint, WebhookEndpointCreated
+} from "../schema/index.js"
 import { toIso, toIsoOrNull } from "../time.js"
 import type { CreditsView } from "./credits.js"
 
@@ -102,4 +104,33 @@ export const presentModel = (model: CatalogModel): Model =>
     },
     limits: { max_bytes: model.limits.maxBytes, max_seconds: model.limits.maxSeconds },
     output: { format: model.output.format, bitrate_kbps: model.output.bitrateKbps }
+  })
+
+const endpointFields = (endpoint: WebhookEndpointRecord) => ({
+  id: endpoint.id,
+  url: endpoint.url,
+  events: endpoint.events,
+  description: endpoint.description,
+  status: endpoint.status,
+  mode: endpoint.mode,
+  created_at: toIso(endpoint.createdAt),
+  disabled_at: toIsoOrNull(endpoint.disabledAt)
+})
+
+export const presentEndpoint = (endpoint: WebhookEndpointRecord): WebhookEndpoint => new WebhookEndpoint(endpointFields(endpoint))
+
+/** Only on creation: with its secret. */
+export const presentCreatedEndpoint = (endpoint: WebhookEndpointRecord): WebhookEndpointCreated =>
+  new WebhookEndpointCreated({ ...endpointFields(endpoint), secret: endpoint.secret })
+
+export const presentDelivery = (delivery: WebhookDeliveryRecord): WebhookDelivery =>
+  new WebhookDelivery({
+    id: delivery.id,
+    event_id: delivery.eventId,
+    event_type: delivery.eventType,
+    status: delivery.status,
+    attempts: delivery.attempts.map((a) => ({ at: toIso(a.at), status_code: a.statusCode, duration_ms: a.durationMs, error: a.error })),
+    next_attempt_at: toIsoOrNull(delivery.nextAttemptAt),
+    created_at: toIso(delivery.createdAt),
+    finished_at: toIsoOrNull(delivery.finishedAt)
   })

@@ -14,6 +14,7 @@ import { JobRules } from "../rules/index.js"
 import * as Wallet from "../wallet/wallet.js"
 import { releaseHold } from "./jobs.js"
 import { walletStep } from "./wallet.js"
+import { emitJobEvent } from "./webhooks.js"
 
 const save = (job: JobRecord) => Effect.flatMap(JobRepo, (jobs) => jobs.update(job))
 
@@ -76,6 +77,7 @@ export const succeedJob = (jobId: string, owner: string, output: StoredOutput) =
       )
     const succeeded = yield* JobRules.succeed(job, owner, { output: outputRecord(output), ...charge, now })
     yield* save(succeeded)
+    yield* emitJobEvent(succeeded)
     return succeeded
   }))
 
@@ -93,6 +95,7 @@ export const failJob = (jobId: string, owner: string, error: { readonly code: Jo
     const failed = yield* JobRules.fail(job, owner, error.code, now)
     yield* save(failed)
     yield* releaseHold(failed, `job ${job.id} failed: ${error.code}`)
+    yield* emitJobEvent(failed)
     return failed
   })).pipe(
     Effect.tap(() => Effect.logWarning(`job failed: ${error.code}: ${error.detail}`).pipe(Effect.annotateLogs({ jobId })))
@@ -122,6 +125,7 @@ export const recoverLapsedLeases = (limit = 100) =>
         yield* save(next.right)
         if (next.right.status === "failed") {
           yield* releaseHold(next.right, `job ${job.id} failed: worker lost`)
+          yield* emitJobEvent(next.right)
           yield* Effect.logWarning(`job failed: internal_error: its worker stopped responding ${job.attempts} times`).pipe(
             Effect.annotateLogs({ jobId: job.id })
           )

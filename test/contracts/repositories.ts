@@ -171,6 +171,24 @@ export const repositoryContracts = (
         expectNone(yield* keys.findByHash(sha256Hex("hush_live_not-a-key")))
       }))
 
+      test("findByHashWithAccount finds the key and its account in one call; None for the account when it is gone", Effect.gen(function*() {
+        const keys = yield* KeyRepo
+        const accounts = yield* AccountRepo
+        const owner = makeAccount({ status: "frozen" })
+        yield* accounts.insert(owner)
+        const owned = makeKey({ accountId: owner.id, mode: "test" })
+        const orphan = makeKey({ accountId: "acct_gone" })
+        yield* keys.insert(owned)
+        yield* keys.insert(orphan)
+        const found = expectSome(yield* keys.findByHashWithAccount(owned.hash))
+        expect(found.key).toEqual(owned)
+        expect(expectSome(found.account)).toEqual(owner)
+        const lonely = expectSome(yield* keys.findByHashWithAccount(orphan.hash))
+        expect(lonely.key).toEqual(orphan)
+        expectNone(lonely.account)
+        expectNone(yield* keys.findByHashWithAccount(sha256Hex("hush_live_not-a-key")))
+      }))
+
       test("listByAccount lists that account's keys of both modes, oldest first", Effect.gen(function*() {
         const keys = yield* KeyRepo
         const k1 = makeKey({ accountId: "acct_a", createdAt: T0 + 2 * SECOND })
@@ -870,6 +888,19 @@ export const repositoryContracts = (
         expect(yield* idem.begin(fresh)).toEqual({ _tag: "Started" })
         expect(yield* idem.begin(makeIdempotency({ ...first, fingerprint: "y", createdAt: T0 + DAY + 1 })))
           .toEqual({ _tag: "Existing", record: fresh })
+      }))
+
+      test("purgeExpired deletes records expired at `now`, in batches, and no others", Effect.gen(function*() {
+        const idem = yield* IdempotencyRepo
+        for (const key of ["old1", "old2", "old3"]) yield* idem.begin(makeIdempotency({ accountId: "acct_a", key, createdAt: T0, expiresAt: T0 + DAY }))
+        const kept = makeIdempotency({ accountId: "acct_a", key: "young", createdAt: T0 + HOUR, expiresAt: T0 + HOUR + DAY })
+        yield* idem.begin(kept)
+        expect(yield* idem.purgeExpired(T0 + DAY - 1, 10)).toBe(0)
+        expect(yield* idem.purgeExpired(T0 + DAY, 2)).toBe(2)
+        expect(yield* idem.purgeExpired(T0 + DAY, 2)).toBe(1)
+        expect(yield* idem.purgeExpired(T0 + DAY, 2)).toBe(0)
+        for (const key of ["old1", "old2", "old3"]) expectNone(yield* idem.get("acct_a", "live", key))
+        expect(expectSome(yield* idem.get("acct_a", "live", "young"))).toEqual(kept)
       }))
 
       raceTest("concurrent begins of one key: exactly one starts", Effect.gen(function*() {

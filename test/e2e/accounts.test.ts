@@ -84,7 +84,7 @@ describe("signup, verification and the first live key", () => {
     expect(live.json.key).toMatchObject({ name: "production", mode: "live", revoked_at: null, last_used_at: null })
     expect(live.json.key.prefix_display).toBe(live.json.secret.slice(0, "hush_live_".length + 4))
     expect(live.json.key.last_four).toBe(live.json.secret.slice(-4))
-    expect(live.json.key.scopes).toEqual(["files:write", "jobs:write", "jobs:read", "credits:read"])
+    expect(live.json.key.scopes).toEqual(["files:write", "jobs:write", "jobs:read", "credits:read", "webhooks:write"])
 
     const me = await call(server, "GET", "/v1/me", { key: live.json.secret })
     expect(me.status, me.text).toBe(200)

@@ -50,6 +50,15 @@ const DASHBOARD: ReadonlyArray<readonly [string, string, string]> = [
   ["get", "/v1/dashboard/jobs/{job_id}", "200"]
 ]
 
+/** decisions.md, Events (outbound webhooks): keyed, scope webhooks:write. */
+const WEBHOOKS: ReadonlyArray<readonly [string, string, string]> = [
+  ["post", "/v1/webhook_endpoints", "201"],
+  ["get", "/v1/webhook_endpoints", "200"],
+  ["get", "/v1/webhook_endpoints/{endpoint_id}", "200"],
+  ["delete", "/v1/webhook_endpoints/{endpoint_id}", "204"],
+  ["get", "/v1/webhook_endpoints/{endpoint_id}/deliveries", "200"]
+]
+
 /** Open to anyone: no key, no session (the session's own paths check it). */
 const SESSIONLESS = new Set([
   "/v1/auth/signup", "/v1/auth/login", "/v1/auth/csrf", "/v1/auth/email/verify", "/v1/auth/password/forgot",
@@ -103,20 +112,20 @@ describe("OpenAPI description", () => {
     }
   })
 
-  it("lists exactly the spec's 15 endpoints and the dashboard's paths, with their success statuses and security", () => {
+  it("lists exactly the spec's 15 endpoints, the webhook endpoints and the dashboard's paths, with their success statuses and security", () => {
     const listed: Array<string> = []
     for (const [path, item] of Object.entries<any>(spec.paths)) {
       for (const method of Object.keys(item)) {
         if (["get", "post", "put", "patch", "delete"].includes(method)) listed.push(`${method} ${path}`)
       }
     }
-    expect(listed.sort()).toEqual([...ENDPOINTS, ...DASHBOARD].map(([m, p]) => `${m} ${p}`).sort())
+    expect(listed.sort()).toEqual([...ENDPOINTS, ...WEBHOOKS, ...DASHBOARD].map(([m, p]) => `${m} ${p}`).sort())
     const schemes = spec.components.securitySchemes
     const bearer = Object.keys(schemes).find((name) => schemes[name].type === "http")!
     const cookie = Object.keys(schemes).find((name) => schemes[name].type === "apiKey")!
     expect(schemes[bearer]).toMatchObject({ type: "http", scheme: "bearer" })
     expect(schemes[cookie]).toMatchObject({ type: "apiKey", in: "cookie", name: "__Host-hush_session" })
-    for (const [method, path, status] of [...ENDPOINTS, ...DASHBOARD]) {
+    for (const [method, path, status] of [...ENDPOINTS, ...WEBHOOKS, ...DASHBOARD]) {
       const operation = spec.paths[path][method]
       const successes = Object.keys(operation.responses).filter((s) => /^[23]/.test(s))
       expect(successes, `${method} ${path}`).toEqual([status])
@@ -178,10 +187,11 @@ describe("OpenAPI description", () => {
   })
 
   it("documents Idempotency-Key on exactly the POSTs that take it, and the replay headers", () => {
-    const withKey = [...ENDPOINTS, ...DASHBOARD].filter(([method, path]) =>
+    const withKey = [...ENDPOINTS, ...WEBHOOKS, ...DASHBOARD].filter(([method, path]) =>
       (spec.paths[path][method].parameters ?? []).some((p: any) => p.in === "header" && p.name.toLowerCase() === "idempotency-key"))
     expect(withKey.map(([method, path]) => `${method} ${path}`).sort()).toEqual([
-      "post /v1/audio/denoise", "post /v1/dashboard/keys", "post /v1/files", "post /v1/files/{file_id}/complete", "post /v1/jobs/{job_id}/cancel"
+      "post /v1/audio/denoise", "post /v1/dashboard/keys", "post /v1/files", "post /v1/files/{file_id}/complete", "post /v1/jobs/{job_id}/cancel",
+      "post /v1/webhook_endpoints"
     ])
     const responses = spec.paths["/v1/audio/denoise"].post.responses
     for (const status of ["202", "402", "409"]) {

@@ -73,7 +73,8 @@ export const freshSchemaPersistence = (database: string, options: PostgresPoolOp
 /** Every table of the schema. */
 export const TABLES = [
   "accounts", "api_keys", "files", "jobs", "wallets", "credit_lots", "credit_holds", "ledger_entries", "idempotency_keys",
-  "users", "sessions", "email_tokens", "oauth_identities", "oauth_states"
+  "users", "sessions", "email_tokens", "oauth_identities", "oauth_states",
+  "webhook_deliveries", "webhook_endpoints"
 ] as const
 
 /**

@@ -65,6 +65,8 @@ export interface TestServerOptions {
   readonly accounts?: AccountsConfig
   /** Overrides of the accounts' numbers (e.g. a higher signup limit for a file that signs many up). */
   readonly accountSettings?: Partial<AccountSettings>
+  /** WEBHOOKS_ALLOW_PRIVATE: live webhook endpoints may be local (a receiver inside the test). */
+  readonly webhooksAllowPrivate?: boolean
 }
 
 export const startTestServer = async (options: TestServerOptions = {}) => {
@@ -74,7 +76,7 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const config: HushConfig = {
     port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none(),
     blobStore: options.s3 === undefined ? "local" : "s3", s3: options.s3, redisUrl: Option.none(),
-    gpuProvider: options.gpuProvider, accounts: options.accounts
+    gpuProvider: options.gpuProvider, accounts: options.accounts, webhooksAllowPrivate: options.webhooksAllowPrivate
   }
   const keys = { signingSecret: "e2e-signing-secret-0123456789abcdef", cursorKey: "e2e-cursor-key" }
   // the same composition as `npm start` (apps/runtime/root.ts), on a test configuration

@@ -1,40 +1,96 @@
 /**
- * The request body rules of the edge, before HttpApi sees the body: at most 1 MiB (413),
- * JSON only (415), well-formed (400), an object where the endpoint takes one (400).
- * Field-level validation is HttpApi's, answered 422.
+ * The request body rules of the edge. Before routing or authentication: at most 1 MiB,
+ * counted while the body streams in (a declared larger `Content-Length` is refused unread; a
+ * chunked one stops being read at 1 MiB and the rest is discarded), `413 request_too_large`.
+ * After routing (EdgeRules): JSON only (415), well-formed (400), an object where the endpoint
+ * takes one (400). Field-level validation is HttpApi's, answered 422.
  */
-import { HttpIncomingMessage, type HttpServerRequest } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { type HttpServerError, HttpServerRequest } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Effect, Stream } from "effect"
+import type { IncomingMessage } from "node:http"
 import { InvalidRequest, RequestTooLarge, UnsupportedMediaType } from "../../../core/errors.js"
-import type { RouteInfo } from "./routes.js"
+import type { EndpointFacts } from "./facts.js"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
-/** How much of an undeclared-length body is read to answer it `413` (the platform's own default). */
-const READ_LIMIT_BYTES = 10 * MAX_BODY_BYTES
-
 const tooLarge = () => new RequestTooLarge({ detail: `the request body is over ${MAX_BODY_BYTES} bytes (1 MiB)` })
+
+/** Reads at most `MAX_BODY_BYTES` of the body; past that, stops keeping it and lets Node discard the rest. */
+const readCapped = (source: IncomingMessage) =>
+  Effect.async<Uint8Array, RequestTooLarge | InvalidRequest>((resume) => {
+    if (source.readableEnded) return resume(Effect.succeed(new Uint8Array(0)))
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const stop = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onError)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size > MAX_BODY_BYTES) {
+        stop()
+        // keep the connection usable: what is left is read and dropped, never kept
+        source.resume()
+        resume(Effect.fail(tooLarge()))
+        return
+      }
+      chunks.push(chunk)
+    }
+    const onEnd = () => {
+      stop()
+      resume(Effect.succeed(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)))
+    }
+    const onError = (error: Error) => {
+      stop()
+      resume(Effect.fail(new InvalidRequest({ status: 400, detail: `the request body could not be read: ${error.message}` })))
+    }
+    source.on("data", onData)
+    source.on("end", onEnd)
+    source.on("error", onError)
+    return Effect.sync(stop)
+  })
+
+const hasBody = (request: HttpServerRequest.HttpServerRequest) => {
+  const length = request.headers["content-length"]
+  return (length !== undefined && length !== "0") || request.headers["transfer-encoding"] !== undefined
+}
+
+/**
+ * The request with its body read under the cap: later reads (`text`, `json`, HttpApi's
+ * decoding) answer from memory. GET, HEAD and bodiless requests are returned as they are.
+ */
+export const bufferBody = (request: HttpServerRequest.HttpServerRequest) => {
+  const declared = request.headers["content-length"]
+  if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) return Effect.fail(tooLarge())
+  if (request.method === "GET" || request.method === "HEAD" || !hasBody(request)) return Effect.succeed(request)
+  return Effect.map(readCapped(NodeHttpServerRequest.toIncomingMessage(request)), (bytes) => {
+    const text = new TextDecoder().decode(bytes)
+    // parsed once, by whoever asks first (EdgeRules' shape check, then HttpApi's decoding)
+    const json = Effect.runSync(Effect.cached(Effect.try({
+      try: () => (text === "" ? null : JSON.parse(text)) as unknown,
+      catch: (e) => new InvalidRequest({ status: 400, detail: `the request body is not valid JSON: ${(e as Error).message}` })
+    })))
+    return Object.create(request, {
+      text: { value: Effect.succeed(text) },
+      json: { value: json },
+      arrayBuffer: { value: Effect.succeed(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) },
+      stream: { value: Stream.succeed(bytes) }
+    }) as HttpServerRequest.HttpServerRequest
+  })
+}
 
 const isJsonType = (contentType: string | undefined) =>
   contentType === undefined || /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(contentType.trim())
 
-/** Reads and checks the body; returns its text ("" when there is none). */
-export const readBody = (request: HttpServerRequest.HttpServerRequest, route: RouteInfo) =>
+/** Checks the (buffered) body's shape for the endpoint; returns its text ("" when there is none). */
+export const checkBody = (request: HttpServerRequest.HttpServerRequest, facts: EndpointFacts) =>
   Effect.gen(function*() {
-    const declared = request.headers["content-length"]
-    if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) return yield* tooLarge()
     if (request.method === "GET" || request.method === "DELETE") return ""
-    // A body without Content-Length (chunked) is only known to be too large once read. The
-    // platform destroys the socket when its read limit is hit, so no answer could be sent:
-    // the limit here is higher, and the 1 MiB rule is applied to what was read (below).
-    // Only a body over READ_LIMIT_BYTES still ends with the connection reset.
-    const text = yield* request.text.pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(READ_LIMIT_BYTES)),
-      Effect.mapError(() => tooLarge())
-    )
-    if (new TextEncoder().encode(text).length > MAX_BODY_BYTES) return yield* tooLarge()
+    const text = yield* Effect.orDie(request.text)
     if (text.trim() === "") {
-      if (route.hasPayload) {
+      if (facts.hasPayload) {
         return yield* new InvalidRequest({ status: 400, detail: "a JSON object body is required (Content-Type: application/json)" })
       }
       return text
@@ -44,11 +100,10 @@ export const readBody = (request: HttpServerRequest.HttpServerRequest, route: Ro
         detail: `request bodies must be JSON (Content-Type: application/json), not '${request.headers["content-type"]}'`
       })
     }
-    const parsed = yield* Effect.try({
-      try: () => JSON.parse(text) as unknown,
-      catch: (e) => new InvalidRequest({ status: 400, detail: `the request body is not valid JSON: ${(e as Error).message}` })
-    })
-    const acceptsNull = !route.hasPayload
+    const parsed = yield* (request.json as Effect.Effect<unknown, InvalidRequest | HttpServerError.RequestError>).pipe(
+      Effect.catchTag("RequestError", (e) => Effect.fail(new InvalidRequest({ status: 400, detail: `the request body is not valid JSON: ${e.message}` })))
+    )
+    const acceptsNull = !facts.hasPayload
     if (!(typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) && !(acceptsNull && parsed === null)) {
       return yield* new InvalidRequest({ status: 400, detail: "the request body must be a JSON object" })
     }

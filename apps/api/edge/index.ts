@@ -1,44 +1,53 @@
 /**
- * The edge: one middleware around the whole HTTP app. It gives every response an
- * `X-Request-Id`, applies rate limits, body rules and idempotency, answers unknown paths and
- * wrong methods, and renders every error, from any layer, as an RFC 9457 problem.
+ * The edge's outer layer, around every route of the app (HttpApi endpoints, storage, pages):
+ * it gives every response an `X-Request-Id`, refuses path spellings the spec does not list
+ * (the router itself is strict: see `StrictRouting`), reads a /v1 body under the 1 MiB cap
+ * before anything else runs, answers unknown paths (404) and wrong methods (405 with
+ * `Allow`), and renders every error, from any layer, as an RFC 9457 problem. What depends
+ * on the endpoint runs after routing, in its HttpApi middleware (edge/middleware.ts).
  */
-import { HttpApiBuilder, HttpApiError, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, Option, Schema } from "effect"
-import { LimitsConfig } from "../../../core/domain/limits.js"
-import { RateLimiter } from "../../../core/ports/rate-limiter.js"
-import { AccountRepo, IdempotencyRepo, KeyRepo } from "../../../core/ports/repositories.js"
+import {
+  HttpApiBuilder, HttpApiError, type HttpApp, HttpRouter, HttpServerRequest, HttpServerResponse
+} from "@effect/platform"
+import { Cause, Effect, Layer, Option, Schema } from "effect"
 import {
   type ApiError, ApiErrorSchema, InternalError, isApiError, MethodNotAllowed, NotFound
 } from "../../../core/errors.js"
-import { authenticate } from "../../../core/services/caller.js"
 import { IdGenerator } from "../../../core/ports/ids.js"
-import { EdgeCaller } from "../context.js"
-import { readBody } from "./body.js"
-import { checkIdempotencyKey, withIdempotency } from "./idempotency.js"
+import { STORAGE_PATH_PREFIX } from "../../../adapters/local-storage/config.js"
+import { bufferBody } from "./body.js"
+import { methodsOfPath } from "./facts.js"
+import { Replay } from "./idempotency.js"
 import { invalidFromIssues } from "./invalid.js"
 import { ErrorsBaseUrl, PROBLEM_CONTENT_TYPE, problemResponse } from "./problem.js"
-import { rateLimitedError, rateLimitHeaders, takeToken } from "./rate-limit.js"
-import { matchRoute, type RouteInfo } from "./routes.js"
+
+/**
+ * Paths match as written: no trailing-slash, doubled-slash or case folding (decisions.md,
+ * Requests). A parameter may be as long as a request line can be (Node's 16 KiB header
+ * limit): an overlong id is an unknown id (404), not an unknown route.
+ */
+export const StrictRouting = HttpRouter.setRouterConfig({
+  ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, caseSensitive: true, maxParamLength: 16 * 1024
+})
+
+/**
+ * No path of ours needs percent-encoding or `;`, and the router would decode the one
+ * (`/%761/files` is `/v1/files` to it) and cut at the other: such a spelling is another path,
+ * no path of the spec. Nor has any an empty segment (`//`, a trailing `/`), which the router
+ * would match as an empty parameter (`/v1/jobs/` as `/v1/jobs/:job_id`). Storage keys are
+ * encoded, and signed, so the storage handler parses its own.
+ */
+const isCanonicalPath = (pathname: string) =>
+  pathname.startsWith(`${STORAGE_PATH_PREFIX}/`) || !(/[%;]|\/\//.test(pathname) || (pathname.length > 1 && pathname.endsWith("/")))
 
 const decodeApiError = Schema.decodeUnknownOption(ApiErrorSchema)
 
-const bodyText = (response: HttpServerResponse.HttpServerResponse): string | null => {
-  const body = response.body
-  if (body._tag === "Empty") return ""
-  if (body._tag === "Uint8Array") return new TextDecoder().decode(body.body)
-  return null
-}
-
-/**
- * A non-problem error answer that reached the edge as a response (a route outside the HttpApi
- * answering an error by itself) → our error, by its JSON `_tag` when it has one, else its status.
- */
+/** A non-problem error answer from a route outside the HttpApi → our error, by its JSON `_tag` or its status. */
 const errorOfResponse = (response: HttpServerResponse.HttpServerResponse): ApiError => {
-  const text = bodyText(response)
+  const body = response.body
   let json: unknown = null
   try {
-    json = text === null || text === "" ? null : JSON.parse(text)
+    json = body._tag === "Uint8Array" ? JSON.parse(new TextDecoder().decode(body.body)) : null
   } catch {
     json = null
   }
@@ -48,97 +57,73 @@ const errorOfResponse = (response: HttpServerResponse.HttpServerResponse): ApiEr
   return new InternalError({ detail: `unexpected ${response.status} answer` })
 }
 
-const errorOfCause = (cause: Cause.Cause<unknown>, route: RouteInfo | null): ApiError | null => {
-  const squashed = Cause.squash(cause)
-  if (isApiError(squashed)) return squashed
-  if (squashed instanceof HttpApiError.HttpApiDecodeError) {
-    // the body's fields are 422; a bad path or query parameter is 400 (decisions.md)
-    const fromBody = route !== null && route.hasPayload
-    return invalidFromIssues(squashed.issues, fromBody ? 422 : 400, fromBody ? "request body" : "request parameters")
-  }
-  return null
-}
-
 const isProblem = (response: HttpServerResponse.HttpServerResponse) =>
   "contentType" in response.body && response.body.contentType === PROBLEM_CONTENT_TYPE
 
-type EdgeNeeds = ErrorsBaseUrl | IdGenerator | RateLimiter | IdempotencyRepo | KeyRepo | AccountRepo | LimitsConfig
+const pathOf = (url: string) => {
+  const query = url.indexOf("?")
+  return query === -1 ? url : url.slice(0, query)
+}
 
-const edge = (app: HttpApp.Default): HttpApp.Default<never, EdgeNeeds> =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const requestId = (yield* IdGenerator).next("req")
-    const errorsBaseUrl = yield* ErrorsBaseUrl
+type EdgeNeeds = ErrorsBaseUrl | IdGenerator
+
+const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: string): HttpApp.Default =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const requestId = ids.next("req")
+    const headers: Record<string, string> = { "x-request-id": requestId }
     const problem = (error: ApiError) => problemResponse(error, { errorsBaseUrl, requestId })
-    const pathname = new URL(request.url, "http://localhost").pathname
-    const extraHeaders: Record<string, string> = { "x-request-id": requestId }
-
-    const runApp = (route: RouteInfo | null) =>
-      app.pipe(
-        Effect.catchAllCause((cause) => {
-          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-          const known = errorOfCause(cause, route)
-          if (known !== null) return Effect.succeed(problem(known))
-          const squashed = Cause.squash(cause)
-          if (typeof squashed === "object" && squashed !== null && (squashed as { _tag?: string })._tag === "RouteNotFound") {
-            return Effect.succeed(problem(new NotFound({ detail: `no route for ${request.method} ${pathname}` })))
-          }
-          return Effect.as(
-            Effect.logError("unhandled failure", cause),
-            problem(new InternalError({ detail: `an internal error occurred; quote request id ${requestId} to support` }))
-          )
-        }),
-        Effect.map((response) => {
-          const rendered = response.status >= 400 && !isProblem(response) && bodyText(response) !== null
-            ? problem(errorOfResponse(response))
-            : response
-          return { response: rendered, body: bodyText(rendered) ?? "" }
-        })
+    const pathname = pathOf(request.url)
+    const internal = (cause: unknown) =>
+      Effect.as(
+        Effect.logError("unhandled failure", cause),
+        problem(new InternalError({ detail: `an internal error occurred; quote request id ${requestId} to support` }))
       )
 
-    const handle = Effect.gen(function*() {
-      if (!pathname.startsWith("/v1/")) return (yield* runApp(null)).response
-      const match = matchRoute(request.method, pathname)
-      if (match._tag === "NotFound") {
-        // outside the HttpApi but still under /v1 (e.g. the OpenAPI document)
-        return (yield* runApp(null)).response
+    const answerCause = (cause: Cause.Cause<unknown>): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+      // nothing to answer: the client went away (an interruption carries no failure)
+      if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+      const squashed = Cause.squash(cause)
+      if (squashed instanceof Replay) return Effect.succeed(squashed.response)
+      if (isApiError(squashed)) return Effect.succeed(problem(squashed))
+      if (squashed instanceof HttpApiError.HttpApiDecodeError) {
+        // a body's fields are 422; a query parameter is 400 (decisions.md): only GETs have query parameters
+        const fromBody = request.method !== "GET"
+        return Effect.succeed(problem(invalidFromIssues(squashed.issues, fromBody ? 422 : 400, fromBody ? "request body" : "request parameters")))
       }
-      if (match._tag === "MethodNotAllowed") {
-        extraHeaders["allow"] = match.allow.join(", ")
-        return yield* new MethodNotAllowed({ detail: `${request.method} is not allowed on ${pathname}; allowed: ${match.allow.join(", ")}` })
+      if ((squashed as { _tag?: unknown } | null)?._tag === "RouteNotFound") {
+        const allow = methodsOfPath(pathname)
+        if (allow.length === 0) return Effect.succeed(problem(new NotFound({ detail: `no route for ${request.method} ${pathname}` })))
+        headers["allow"] = allow.join(", ")
+        return Effect.succeed(problem(new MethodNotAllowed({ detail: `${request.method} is not allowed on ${pathname}; allowed: ${allow.join(", ")}` })))
       }
-      const route = match.route
-      const decision = yield* takeToken(route, request)
-      if (decision !== null) Object.assign(extraHeaders, rateLimitHeaders(decision))
-      if (decision !== null && !decision.allowed) return yield* rateLimitedError(decision)
-      const body = yield* readBody(request, route)
-      const key = request.headers["idempotency-key"]
-      if (route.idempotent && key !== undefined) {
-        yield* checkIdempotencyKey(key)
-        const caller = yield* Effect.either(authenticate(request.headers["authorization"]))
-        if (caller._tag === "Right") {
-          return yield* withIdempotency(
-            caller.right,
-            { key, method: request.method, path: pathname, body, requestId },
-            Effect.locally(runApp(route), EdgeCaller, Option.some(caller.right))
-          )
-        }
-      }
-      return (yield* runApp(route)).response
-    })
+      return internal(cause)
+    }
 
-    const response = yield* handle.pipe(
-      Effect.catchAll((error) => Effect.succeed(problem(error))),
-      Effect.catchAllDefect((defect) =>
-        Effect.as(
-          Effect.logError("unhandled defect at the edge", defect),
-          problem(new InternalError({ detail: `an internal error occurred; quote request id ${requestId} to support` }))
-        ))
+    const run = (served: HttpServerRequest.HttpServerRequest) =>
+      Effect.provideService(app, HttpServerRequest.HttpServerRequest, served)
+
+    const handled: HttpApp.Default<unknown> = !isCanonicalPath(pathname)
+      ? Effect.fail(new NotFound({ detail: `no route for ${request.method} ${pathname}` }))
+      : pathname.startsWith("/v1/")
+      ? Effect.flatMap(bufferBody(request), run)
+      : app
+    return handled.pipe(
+      Effect.map((response) =>
+        response.status >= 400 && !isProblem(response) && response.body._tag === "Uint8Array" ? problem(errorOfResponse(response)) : response
+      ),
+      Effect.catchAllCause(answerCause),
+      Effect.map((response) => HttpServerResponse.setHeaders(response, headers))
     )
-    return HttpServerResponse.setHeaders(response, extraHeaders)
   })
 
 /** Installs the edge around every route of the app (HttpApi endpoints, storage and pages). */
-export const EdgeLive = HttpApiBuilder.middleware(
-  Effect.map(Effect.context<EdgeNeeds>(), (context) => (app: HttpApp.Default) => Effect.provide(edge(app), context))
+export const EdgeLive = Layer.merge(
+  HttpApiBuilder.middleware(
+    Effect.gen(function*() {
+      const ids = yield* IdGenerator
+      const errorsBaseUrl = yield* ErrorsBaseUrl
+      return (app: HttpApp.Default) => edge(app, ids, errorsBaseUrl)
+    }) as Effect.Effect<(app: HttpApp.Default) => HttpApp.Default, never, EdgeNeeds>
+  ),
+  StrictRouting
 )

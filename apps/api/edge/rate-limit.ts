@@ -1,15 +1,15 @@
 /**
- * Which token bucket a request draws on (spec, Limits): creates 120/min and reads 1,200/min
- * per key, public 120/min per IP; `GET /v1/health` is not limited. A key's bucket is named by
- * the hash of the presented key, so live and test keys are counted apart and no secret is kept.
+ * Token buckets (spec, Limits; decisions.md, Requests): creates 120/min and reads 1,200/min
+ * per API key (its id: however the `Authorization` header is spelled) or per dashboard
+ * account; 120/min per IP for the public endpoints and for every request that has no valid
+ * caller (a 401 included). `unlimited` endpoints draw on none. The `RateLimit-*` headers are
+ * added to whatever answer the request gets.
  */
-import type { HttpServerRequest } from "@effect/platform"
-import { sha256 } from "@oslojs/crypto/sha2"
-import { encodeHexLowerCase } from "@oslojs/encoding"
+import { HttpApp, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
-import { type RateDecision, RateLimiter, type RateLimitBucket } from "../../../core/ports/rate-limiter.js"
 import { RateLimited } from "../../../core/errors.js"
-import type { RouteInfo } from "./routes.js"
+import { type RateDecision, RateLimiter } from "../../../core/ports/rate-limiter.js"
+import type { BucketName } from "./annotations.js"
 
 export const BUCKETS = {
   creates: { capacity: 120, perMinute: 120 },
@@ -17,20 +17,7 @@ export const BUCKETS = {
   public: { capacity: 120, perMinute: 120 }
 } as const
 
-const bucketFor = (route: RouteInfo, request: HttpServerRequest.HttpServerRequest): RateLimitBucket | null => {
-  if (route.bucket === "none") return null
-  const spec = BUCKETS[route.bucket]
-  const refillPerSecond = spec.perMinute / 60
-  if (route.bucket === "public") {
-    const ip = Option.getOrElse(request.remoteAddress, () => "unknown")
-    return { key: `public:${ip}`, capacity: spec.capacity, refillPerSecond }
-  }
-  const authorization = request.headers["authorization"]
-  // no key: the request is answered 401 without touching anything
-  if (authorization === undefined || authorization.trim() === "") return null
-  const keyHash = encodeHexLowerCase(sha256(new TextEncoder().encode(authorization.trim()))).slice(0, 32)
-  return { key: `${route.bucket}:${keyHash}`, capacity: spec.capacity, refillPerSecond }
-}
+export type LimitedBucket = Exclude<BucketName, "unlimited">
 
 export const rateLimitHeaders = (decision: RateDecision): Record<string, string> => ({
   "ratelimit-limit": String(decision.limit),
@@ -38,17 +25,28 @@ export const rateLimitHeaders = (decision: RateDecision): Record<string, string>
   "ratelimit-reset": String(decision.resetSeconds)
 })
 
-/** Takes a token; fails with `429 rate_limited` when the bucket is empty. */
-export const takeToken = (route: RouteInfo, request: HttpServerRequest.HttpServerRequest) =>
-  Effect.gen(function*() {
-    const bucket = bucketFor(route, request)
-    if (bucket === null) return null
-    const decision = yield* Effect.flatMap(RateLimiter, (limiter) => limiter.take(bucket))
-    return decision
-  })
-
 export const rateLimitedError = (decision: RateDecision) =>
   new RateLimited({
     detail: `rate limit of ${decision.limit} requests per minute exceeded; retry after ${decision.retryAfterSeconds} s`,
     retryAfterSeconds: decision.retryAfterSeconds
   })
+
+/**
+ * Takes a token from `bucket` for `who` (`key_…`, `account:acct_…`, `ip:…`); the answer gets
+ * the bucket's headers; an empty bucket is `429 rate_limited`.
+ */
+export const takeToken = (limiter: RateLimiter["Type"], bucket: LimitedBucket, who: string) =>
+  Effect.flatMap(
+    limiter.take({ key: `${bucket}:${who}`, capacity: BUCKETS[bucket].capacity, refillPerSecond: BUCKETS[bucket].perMinute / 60 }),
+    (decision) => {
+      const headers = rateLimitHeaders(decision)
+      const tagged = HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+      return decision.allowed ? tagged : Effect.zipRight(tagged, Effect.fail(rateLimitedError(decision)))
+    }
+  )
+
+export const addressOf = (request: HttpServerRequest.HttpServerRequest) => Option.getOrElse(request.remoteAddress, () => "unknown")
+
+/** A request without a valid caller: the public bucket of its IP. */
+export const takeAddressToken = (limiter: RateLimiter["Type"], request: HttpServerRequest.HttpServerRequest) =>
+  takeToken(limiter, "public", `ip:${addressOf(request)}`)

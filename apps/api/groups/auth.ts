@@ -10,8 +10,9 @@ import {
   CsrfResponse, EmailRequest, LoginRequest, LoginResponse, OAuthStartRequest, OAuthStartResponse, PasswordChangeRequest,
   ResetRequest, Session, SignupRequest, StatusResponse, TokenRequest, VerifyResponse
 } from "../../../core/schema/index.js"
+import { withoutCaller, withSession } from "../edge/declare.js"
 import { STRICT } from "../edge/strict.js"
-import { BrowserOrigin, CsrfHeaders, DashboardSession } from "../middleware/session.js"
+import { BrowserOrigin, CsrfHeaders } from "../middleware/session.js"
 
 const strict = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ parseOptions: STRICT }) as S
 
@@ -24,22 +25,22 @@ const CallbackParams = Schema.Struct({
   error: Schema.optional(Schema.String)
 })
 
-export const AuthGroup = HttpApiGroup.make("auth")
+export const AuthGroup = withoutCaller(HttpApiGroup.make("auth")
   .add(
     HttpApiEndpoint.post("signup", "/v1/auth/signup")
       .setPayload(strict(SignupRequest))
       .addSuccess(LoginResponse, { status: 201 })
-      .addError(RateLimited, { status: 429 })
-      .addError(ServiceUnavailable, { status: 503 })
+      .addError(RateLimited)
+      .addError(ServiceUnavailable)
       .annotate(OpenApi.Description, "Creates the account and its user, starts a session (Set-Cookie) and e-mails a verification link. 10 an hour per IP.")
   )
   .add(
     HttpApiEndpoint.post("login", "/v1/auth/login")
       .setPayload(strict(LoginRequest))
       .addSuccess(LoginResponse)
-      .addError(Unauthorized, { status: 401 })
-      .addError(RateLimited, { status: 429 })
-      .addError(ServiceUnavailable, { status: 503 })
+      .addError(Unauthorized)
+      .addError(RateLimited)
+      .addError(ServiceUnavailable)
       .annotate(OpenApi.Description, "Starts a new session (Set-Cookie). After 10 failures per address or 100 per IP in 15 minutes: 429.")
   )
   .add(
@@ -69,22 +70,22 @@ export const AuthGroup = HttpApiGroup.make("auth")
       .setPayload(strict(OAuthStartRequest))
       .setHeaders(CsrfHeaders)
       .addSuccess(OAuthStartResponse)
-      .addError(NotFound, { status: 404 })
-      .addError(Unauthorized, { status: 401 })
-      .addError(ProviderError, { status: 502 })
+      .addError(NotFound)
+      .addError(Unauthorized)
+      .addError(ProviderError)
       .annotate(OpenApi.Description, "provider: github, google or oidc (404 when not configured). Sets the state cookie the callback checks.")
   )
   .add(
     HttpApiEndpoint.get("oauthCallback")`/v1/auth/oauth/${provider}/callback`
       .setUrlParams(CallbackParams)
       .addSuccess(HttpApiSchema.Empty(302))
-      .addError(NotFound, { status: 404 })
+      .addError(NotFound)
       .annotate(OpenApi.Description, "302 to /dashboard on success, else to /login?error=<code>.")
   )
-  .middleware(BrowserOrigin)
-  .annotate(OpenApi.Description, "Dashboard sign-up and sign-in: no session needed.")
+  .annotate(OpenApi.Description, "Dashboard sign-up and sign-in: no session needed; limited per IP.")
+).middleware(BrowserOrigin)
 
-export const SessionGroup = HttpApiGroup.make("session")
+export const SessionGroup = withSession(HttpApiGroup.make("session")
   .add(
     HttpApiEndpoint.post("logout", "/v1/auth/logout")
       .setHeaders(CsrfHeaders)
@@ -95,17 +96,17 @@ export const SessionGroup = HttpApiGroup.make("session")
     HttpApiEndpoint.post("resendVerification", "/v1/auth/email/resend")
       .setHeaders(CsrfHeaders)
       .addSuccess(StatusResponse, { status: 202 })
-      .addError(RateLimited, { status: 429 })
-      .addError(ServiceUnavailable, { status: 503 })
+      .addError(RateLimited)
+      .addError(ServiceUnavailable)
   )
   .add(
     HttpApiEndpoint.post("changePassword", "/v1/auth/password/change")
       .setPayload(strict(PasswordChangeRequest))
       .setHeaders(CsrfHeaders)
       .addSuccess(LoginResponse)
-      .addError(RateLimited, { status: 429 })
-      .addError(ServiceUnavailable, { status: 503 })
+      .addError(RateLimited)
+      .addError(ServiceUnavailable)
       .annotate(OpenApi.Description, "Needs the current password; ends every session of the user and starts a new one (Set-Cookie).")
   )
-  .middleware(DashboardSession)
   .annotate(OpenApi.Description, "The signed-in session.")
+)

@@ -7,8 +7,9 @@ import {
   Account, AccountPatch, DashboardCredits, DashboardJobDetail, DashboardJobPage, JobListParams, KeyCreateRequest,
   KeyCreateResponse, KeyList, KeyOut, LedgerPage, PageLimit, UsageQuery, UsageResponse
 } from "../../../core/schema/index.js"
+import { withSession } from "../edge/declare.js"
 import { STRICT } from "../edge/strict.js"
-import { CsrfHeaders, DashboardSession } from "../middleware/session.js"
+import { CsrfHeaders } from "../middleware/session.js"
 
 const strict = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ parseOptions: STRICT }) as S
 
@@ -22,7 +23,7 @@ const KeyCreateHeaders = Schema.Struct({
   })
 })
 
-export const DashboardGroup = HttpApiGroup.make("dashboard")
+export const DashboardGroup = withSession(HttpApiGroup.make("dashboard")
   .add(HttpApiEndpoint.get("getAccount", "/v1/dashboard/account").addSuccess(Account))
   .add(
     HttpApiEndpoint.patch("updateAccount", "/v1/dashboard/account")
@@ -36,7 +37,7 @@ export const DashboardGroup = HttpApiGroup.make("dashboard")
       .setPayload(strict(KeyCreateRequest))
       .setHeaders(KeyCreateHeaders)
       .addSuccess(KeyCreateResponse, { status: 201 })
-      .addError(IdempotencyKeyReused, { status: 409 })
+      .addError(IdempotencyKeyReused)
       .annotate(OpenApi.Description, "Live keys need a verified address and accepted terms (403). At most 50 unrevoked keys (403).")
   )
   .add(
@@ -61,7 +62,7 @@ export const DashboardGroup = HttpApiGroup.make("dashboard")
       .setUrlParams(Schema.Struct({ mode: Schema.optional(Mode) }))
       .addSuccess(DashboardJobDetail)
   )
-  .addError(NotFound, { status: 404 })
-  .addError(Forbidden, { status: 403 })
-  .middleware(DashboardSession)
+  .addError(NotFound)
+  .addError(Forbidden)
   .annotate(OpenApi.Description, "The signed-in dashboard: its own account only. `mode` picks live (default) or test objects.")
+)

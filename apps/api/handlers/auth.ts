@@ -1,20 +1,24 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Effect, FiberRef, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
+import { RateLimiter } from "../../../core/ports/rate-limiter.js"
 import { AccountRepo, KeyRepo } from "../../../core/ports/repositories.js"
 import { authenticate } from "../../../core/services/caller.js"
-import { EdgeCaller } from "../context.js"
-import { Authentication } from "../definition.js"
+import { Authentication } from "../edge/middleware.js"
+import { takeAddressToken } from "../edge/rate-limit.js"
 
-/** Reads the raw header, so a missing or non-Bearer header is judged by the core's rules too. */
+/**
+ * Reads the raw header, so a missing or non-Bearer header is judged by the core's rules too.
+ * A request without a valid key draws on its IP's public bucket: a flood of them is 429.
+ */
 export const AuthenticationLive = Layer.effect(Authentication, Effect.gen(function*() {
   const repos = yield* Effect.context<AccountRepo | KeyRepo>()
+  const limiter = yield* RateLimiter
   return {
     apiKey: () =>
-      Effect.flatMap(FiberRef.get(EdgeCaller), Option.match({
-        onSome: Effect.succeed,
-        onNone: () =>
-          Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-            authenticate(request.headers["authorization"]).pipe(Effect.provide(repos)))
-      }))
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        authenticate(request.headers["authorization"]).pipe(
+          Effect.provide(repos),
+          Effect.tapError(() => takeAddressToken(limiter, request))
+        ))
   }
 }))

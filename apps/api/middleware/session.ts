@@ -13,11 +13,13 @@
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest, OpenApi } from "@effect/platform"
 import { Effect, Either, Layer, Redacted, Schema } from "effect"
 import { AccountSettingsConfig } from "../../../core/domain/account-settings.js"
-import { Forbidden, Unauthorized } from "../../../core/errors.js"
+import { Forbidden, RateLimited, ServiceUnavailable, Unauthorized } from "../../../core/errors.js"
 import { AccountRepo } from "../../../core/ports/repositories.js"
 import { SessionRepo, UserRepo } from "../../../core/ports/users.js"
 import { sameSecret } from "../../../core/rules/secrets.js"
+import { RateLimiter } from "../../../core/ports/rate-limiter.js"
 import { authenticateSession, CurrentSession } from "../../../core/services/sessions.js"
+import { takeAddressToken, takeToken } from "../edge/rate-limit.js"
 import { SESSION_COOKIE } from "./cookies.js"
 
 export const CSRF_HEADER = "x-csrf-token"
@@ -73,7 +75,7 @@ export class BrowserOrigin extends HttpApiMiddleware.Tag<BrowserOrigin>()("Brows
 }) {}
 
 export class DashboardSession extends HttpApiMiddleware.Tag<DashboardSession>()("DashboardSession", {
-  failure: Schema.Union(Unauthorized, Forbidden),
+  failure: Schema.Union(Unauthorized, Forbidden, RateLimited, ServiceUnavailable),
   provides: CurrentSession,
   security: { session: sessionSecurity }
 }) {}
@@ -84,14 +86,22 @@ export const BrowserOriginLive = Layer.effect(BrowserOrigin, Effect.map(AccountS
 export const DashboardSessionLive = Layer.effect(DashboardSession, Effect.gen(function*() {
   const context = yield* Effect.context<SessionRepo | UserRepo | AccountRepo | AccountSettingsConfig>()
   const settings = yield* AccountSettingsConfig
+  const limiter = yield* RateLimiter
   return {
+    // a request without a valid session draws on its IP's public bucket (EdgeRules: its account's)
     session: (secret) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         yield* checkBrowserOrigin(request, settings.publicBaseUrl)
         const value = Redacted.value(secret)
-        const signedIn = yield* authenticateSession(value === "" ? undefined : value).pipe(Effect.provide(context))
-        if (isUnsafe(request.method)) yield* checkCsrf(request, signedIn.csrfToken)
+        const signedIn = yield* authenticateSession(value === "" ? undefined : value).pipe(
+          Effect.provide(context),
+          Effect.tapError(() => takeAddressToken(limiter, request))
+        )
+        if (isUnsafe(request.method)) {
+          // a refused token still costs the account a request
+          yield* Effect.tapError(checkCsrf(request, signedIn.csrfToken), () => takeToken(limiter, "creates", `account:${signedIn.account.id}`))
+        }
         return signedIn
       })
   }

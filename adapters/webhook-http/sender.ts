@@ -1,0 +1,130 @@
+/**
+ * WebhookSender over node:http(s). One POST per attempt, no keep-alive, redirects never
+ * followed (a 3xx is a failed attempt). For a live endpoint (`publicOnly`) the host is resolved
+ * here and the connection goes to the address that was checked (the `lookup` hook), so a DNS
+ * answer that changes between the check and the connection (rebinding) cannot reach a private,
+ * loopback or link-local address; an IP literal is checked as it is.
+ */
+import { Effect, Layer } from "effect"
+import { lookup as dnsLookup, type LookupAddress } from "node:dns"
+import { request as httpRequest, type IncomingMessage } from "node:http"
+import { request as httpsRequest } from "node:https"
+import { isIP, type LookupFunction } from "node:net"
+import { EndpointRefused, type WebhookRequest, type WebhookResponse, WebhookSender } from "../../core/ports/webhooks.js"
+import { nonPublicReason } from "./addresses.js"
+
+const bare = (hostname: string) => (hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname)
+
+const resolveAll = (host: string) =>
+  new Promise<ReadonlyArray<LookupAddress>>((resolve, reject) =>
+    dnsLookup(host, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))))
+
+/** The first address of `host` that is not public, with why; null when all are public. */
+const firstNonPublic = (addresses: ReadonlyArray<string>) => {
+  for (const address of addresses) {
+    const reason = nonPublicReason(address)
+    if (reason !== null) return { address, reason }
+  }
+  return null
+}
+
+const refusal = (host: string, found: { readonly address: string; readonly reason: string }) =>
+  `url host '${host}' resolves to ${found.address}, a ${found.reason} address: live-mode endpoints must be publicly reachable`
+
+/** Resolves and checks every address of the host; the addresses, or why they are refused. */
+const vetHost = async (hostname: string): Promise<ReadonlyArray<LookupAddress>> => {
+  const host = bare(hostname)
+  const family = isIP(host)
+  const addresses = family !== 0 ? [{ address: host, family }] : await resolveAll(host).catch((error: NodeJS.ErrnoException) => {
+    throw new EndpointRefused({ reason: `url host '${host}' cannot be resolved (${error.code ?? error.message})` })
+  })
+  if (addresses.length === 0) throw new EndpointRefused({ reason: `url host '${host}' has no address` })
+  const found = firstNonPublic(addresses.map((a) => a.address))
+  if (found !== null) throw new EndpointRefused({ reason: refusal(host, found) })
+  return addresses
+}
+
+/** A `lookup` that answers only with checked public addresses. */
+const publicLookup: LookupFunction = (hostname, options, callback) => {
+  vetHost(hostname).then(
+    (addresses) => {
+      if (options.all === true) (callback as unknown as (e: null, a: ReadonlyArray<LookupAddress>) => void)(null, addresses)
+      else callback(null, addresses[0]!.address, addresses[0]!.family)
+    },
+    (error: unknown) => callback(error instanceof Error ? error as NodeJS.ErrnoException : new Error(String(error)), "", 0)
+  )
+}
+
+const describe = (error: unknown): string => {
+  if (error instanceof EndpointRefused) return `refused: ${error.reason}`
+  const e = error as NodeJS.ErrnoException
+  return `connection failed: ${e.code ?? e.message}`
+}
+
+const sendOnce = (request: WebhookRequest) =>
+  Effect.async<WebhookResponse>((resume) => {
+    const started = performance.now()
+    const elapsed = () => performance.now() - started
+    let settled = false
+    const settle = (response: WebhookResponse) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      resume(Effect.succeed(response))
+    }
+    const url = new URL(request.url)
+    // an IP literal never reaches `lookup`: checked here, before any connection starts
+    const literal = bare(url.hostname)
+    const literalReason = request.publicOnly && isIP(literal) !== 0 ? nonPublicReason(literal) : null
+    if (literalReason !== null) {
+      resume(Effect.succeed({
+        statusCode: null, durationMs: elapsed(), error: `refused: ${refusal(literal, { address: literal, reason: literalReason })}`
+      }))
+      return
+    }
+    const send = url.protocol === "https:" ? httpsRequest : httpRequest
+    const headers = { ...request.headers, "content-length": String(Buffer.byteLength(request.body)), "user-agent": "Hush-Webhooks/1" }
+    const req = send(url, {
+      method: "POST",
+      headers,
+      agent: false,
+      ...(request.publicOnly ? { lookup: publicLookup } : {})
+    }, (res: IncomingMessage) => {
+      const status = res.statusCode ?? null
+      // the answer's body is not needed: close at once
+      res.destroy()
+      const location = res.headers.location
+      settle({
+        statusCode: status,
+        durationMs: elapsed(),
+        error: status !== null && status >= 200 && status < 300
+          ? null
+          : status !== null && status >= 300 && status < 400
+          ? `HTTP ${status}: redirects are not followed${location === undefined ? "" : ` (to ${location.slice(0, 200)})`}`
+          : `HTTP ${status}`
+      })
+    })
+    const timer = setTimeout(() => {
+      settle({ statusCode: null, durationMs: elapsed(), error: `no answer within ${request.timeoutMs / 1000} s` })
+      req.destroy()
+    }, request.timeoutMs)
+    req.on("error", (error) => settle({ statusCode: null, durationMs: elapsed(), error: describe(error) }))
+    req.end(request.body)
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      req.destroy()
+    })
+  })
+
+export const makeWebhookSender = (options: { readonly allowPrivate: boolean }) =>
+  Layer.succeed(WebhookSender, {
+    allowPrivate: options.allowPrivate,
+    vet: (url, publicOnly) =>
+      publicOnly
+        ? Effect.tryPromise({
+          try: () => vetHost(new URL(url).hostname),
+          catch: (error) => (error instanceof EndpointRefused ? error : new EndpointRefused({ reason: String(error) }))
+        }).pipe(Effect.asVoid)
+        : Effect.void,
+    send: sendOnce
+  })

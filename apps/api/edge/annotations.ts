@@ -1,0 +1,29 @@
+/**
+ * What the edge needs to know about an endpoint, declared on it, one annotation per fact
+ * (docs/architecture.md, "Declaring a new endpoint"):
+ *
+ *   HttpApiEndpoint.post("createFile", "/v1/files")
+ *     .annotate(Idempotent, true)            // accepts Idempotency-Key
+ *     .annotate(RequiredScopes, ["files:write"]) // checked before anything runs or is replayed
+ *   HttpApiEndpoint.get("health", "/v1/health").annotate(RateBucket, "unlimited")
+ *
+ * Who the caller is comes from the group's middleware (edge/declare.ts): an API key, a
+ * dashboard session, or nobody. Everything else has a default: the bucket follows the
+ * caller (per key or per account: `reads` for GET, `creates` otherwise; per IP: `public`).
+ * A group's annotation applies to all its endpoints; an endpoint's overrides it.
+ */
+import { Context } from "effect"
+import type { Scope } from "../../../core/domain/enums.js"
+
+/** The POST creates or changes something: a retry with the same `Idempotency-Key` is replayed. */
+export class Idempotent extends Context.Tag("hush/edge/Idempotent")<Idempotent, boolean>() {}
+
+/**
+ * Which token bucket a request draws on. `unlimited`: none (health, metrics, a payment
+ * provider's signed webhook). `public`: 120 a minute per IP, whoever calls.
+ */
+export type BucketName = "creates" | "reads" | "public" | "unlimited"
+export class RateBucket extends Context.Tag("hush/edge/RateBucket")<RateBucket, BucketName>() {}
+
+/** The key must hold every one of these scopes (`403 insufficient_scope`), before the handler or a replay. */
+export class RequiredScopes extends Context.Tag("hush/edge/RequiredScopes")<RequiredScopes, ReadonlyArray<Scope>>() {}

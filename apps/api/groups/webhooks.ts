@@ -1,0 +1,58 @@
+/** Outbound webhook endpoints (decisions.md, Events): bearer key, scope `webhooks:write`. */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { NotFound } from "../../../core/errors.js"
+import {
+  DeliveryListParams, WebhookDeliveryPage, WebhookEndpoint, WebhookEndpointCreated, WebhookEndpointIn, WebhookEndpointList
+} from "../../../core/schema/index.js"
+import { Idempotent, RequiredScopes } from "../edge/annotations.js"
+import { withApiKey } from "../edge/declare.js"
+import { STRICT } from "../edge/strict.js"
+
+const strict = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ parseOptions: STRICT }) as S
+
+const endpointId = HttpApiSchema.param("endpoint_id", Schema.String)
+
+export const WebhooksGroup = withApiKey(HttpApiGroup.make("webhooks")
+  .add(
+    HttpApiEndpoint.post("createWebhookEndpoint", "/v1/webhook_endpoints")
+      .setPayload(strict(WebhookEndpointIn))
+      .addSuccess(WebhookEndpointCreated, { status: 201 })
+      .annotate(Idempotent, true)
+      .annotate(OpenApi.Summary, "Create a webhook endpoint")
+      .annotate(
+        OpenApi.Description,
+        "At most 16 per account and mode. The `secret` (`whsec_…`) is shown only in this answer. Live-mode URLs must be `https://` and resolve to public addresses (`422 invalid_request` otherwise)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listWebhookEndpoints", "/v1/webhook_endpoints")
+      .addSuccess(WebhookEndpointList)
+      .annotate(OpenApi.Summary, "List webhook endpoints")
+      .annotate(OpenApi.Description, "The endpoints of the key's account and mode, oldest first; never their secrets.")
+  )
+  .add(
+    HttpApiEndpoint.get("getWebhookEndpoint")`/v1/webhook_endpoints/${endpointId}`
+      .addSuccess(WebhookEndpoint)
+      .annotate(OpenApi.Summary, "Get a webhook endpoint")
+      .annotate(OpenApi.Description, "One endpoint, without its secret.")
+  )
+  .add(
+    HttpApiEndpoint.del("deleteWebhookEndpoint")`/v1/webhook_endpoints/${endpointId}`
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Summary, "Delete a webhook endpoint")
+      .annotate(OpenApi.Description, "The endpoint and its deliveries log go; pending deliveries are not sent.")
+  )
+  .add(
+    HttpApiEndpoint.get("listWebhookDeliveries")`/v1/webhook_endpoints/${endpointId}/deliveries`
+      .setUrlParams(Schema.Struct(DeliveryListParams.fields))
+      .addSuccess(WebhookDeliveryPage)
+      .annotate(OpenApi.Summary, "List an endpoint's deliveries")
+      .annotate(OpenApi.Description, "Newest first, by cursor. Each delivery lists every attempt: when, the status answered, the duration and the error.")
+  )
+  .addError(NotFound)
+  .annotate(RequiredScopes, ["webhooks:write"])
+  .annotate(
+    OpenApi.Description,
+    "Outbound webhooks (Standard Webhooks): job.succeeded, job.failed, job.canceled, file.ready and file.rejected, signed with the endpoint's secret."
+  ))
