@@ -221,4 +221,14 @@ describe("denoise options on live jobs (built-in worker)", () => {
     const y = await decodeToFloat(long.out)
     expect(Math.abs(y.length - x.length) / RATE).toBeLessThan(0.05)
   }, 600_000)
+
+  it("a loud target on peaky audio: the true-peak ceiling wins (≤ −1 dBTP), the level never passes the target", async () => {
+    // the fixture's crest factor is high: +10 dB of gain puts its peaks far over 0 dBFS, which the limiter holds down
+    const { out } = await liveJob("speech.wav", { strength: 1, output: { format: "wav", loudness: -9 } }, 12)
+    const measured = await loudnessOf(out)
+    console.log(`−9 LUFS asked: ${measured.integrated} LUFS / ${measured.truePeak} dBTP`)
+    expect(measured.truePeak).toBeLessThanOrEqual(-1)
+    expect(measured.integrated).toBeLessThanOrEqual(-8)
+    expect(measured.integrated).toBeGreaterThan((await loudnessOf(path("speech.wav"))).integrated)
+  }, 90_000)
 })
