@@ -115,7 +115,35 @@ export const describeProblems = (spec: Json): Json => {
   for (const name of Object.keys(spec.components.schemas)) {
     if (name in errorNames) delete spec.components.schemas[name]
   }
+  dropUnreferencedSchemas(spec)
   return spec
+}
+
+/** Component schemas nothing refers to any more (what only the dropped error encodings used). */
+const dropUnreferencedSchemas = (spec: Json) => {
+  for (;;) {
+    const schemas: Json = spec.components.schemas
+    const referenced = new Set<string>()
+    const visit = (node: unknown, skip?: string): void => {
+      if (Array.isArray(node)) node.forEach((n) => visit(n, skip))
+      else if (typeof node === "object" && node !== null) {
+        for (const [key, value] of Object.entries(node)) {
+          if (key === "$ref" && typeof value === "string" && value.startsWith("#/components/schemas/")) {
+            const name = value.slice("#/components/schemas/".length)
+            if (name !== skip) referenced.add(name)
+          } else visit(value, skip)
+        }
+      }
+    }
+    for (const [key, value] of Object.entries(spec)) if (key !== "components") visit(value)
+    for (const [key, value] of Object.entries<Json>(spec.components)) {
+      if (key !== "schemas") visit(value)
+    }
+    for (const [name, schema] of Object.entries(schemas)) visit(schema, name)
+    const unused = Object.keys(schemas).filter((name) => !referenced.has(name))
+    if (unused.length === 0) return
+    for (const name of unused) delete schemas[name]
+  }
 }
 
 /** The component names HttpApi gives our error classes (`invalid_request` → `InvalidRequest`). */

@@ -47,9 +47,10 @@ const errorPage = (code: ErrorCode) => {
     `<p>Clients match on <code>code</code>. See <a href="/docs">the API reference</a>.</p></body></html>`
 }
 
-export const PageRoutes = HttpApiBuilder.Router.use((router) =>
+/** `publicBaseUrl` (PUBLIC_BASE_URL) is the description's one server: clients generated from it call there. */
+export const pageRoutes = (publicBaseUrl: string) => HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
-    const spec = OpenApi.fromApi(HushApi)
+    const spec = OpenApi.fromApi(HushApi.annotate(OpenApi.Servers, [{ url: publicBaseUrl, description: "This deployment of Hush" }]))
     yield* router.get("/v1/openapi.json", Effect.succeed(HttpServerResponse.unsafeJson(spec)))
     for (const code of Object.keys(ERROR_TABLE) as Array<ErrorCode>) {
       yield* router.get(`/errors/${code}`, Effect.succeed(HttpServerResponse.html(errorPage(code))))

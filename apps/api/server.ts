@@ -16,10 +16,23 @@ import { DashboardHandlers } from "./handlers/dashboard.js"
 import { PublicHandlers } from "./handlers/public.js"
 import { AuthHandlers, SessionHandlers } from "./handlers/sessions.js"
 import { BrowserOriginLive, DashboardSessionLive } from "./middleware/session.js"
-import { PageRoutes } from "./pages.js"
+import { pageRoutes } from "./pages.js"
 import { StatusProbeLive } from "./status.js"
 
 export const VERSION = "1.0.0"
+
+/**
+ * The reference at /docs makes no third-party call and works offline: the script is inlined
+ * (HttpApiScalar's default), and Scalar's own fonts, telemetry, toolbar (registry share, paid SDK
+ * generation) and request proxy are off. The keys past `withDefaultFonts` are Scalar 1.39's own
+ * configuration, passed through as they are (platform's ScalarConfig type lists only some).
+ */
+const SCALAR_CONFIG = {
+  withDefaultFonts: false,
+  telemetry: false,
+  showToolbar: "never",
+  documentDownloadType: "json"
+} as HttpApiScalar.ScalarConfig
 
 export interface ApiOptions {
   readonly publicBaseUrl: string
@@ -47,7 +60,7 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
     Layer.provide(Layer.mergeAll(AuthenticationLive, BrowserOriginLive, DashboardSessionLive, EdgeRulesLive))
   )
   return HttpApiBuilder.serve().pipe(
-    Layer.provide(Layer.mergeAll(storageRoutes, PageRoutes, HttpApiScalar.layer({ path: "/docs" }), EdgeLive)),
+    Layer.provide(Layer.mergeAll(storageRoutes, pageRoutes(options.publicBaseUrl), HttpApiScalar.layer({ path: "/docs", scalar: SCALAR_CONFIG }), EdgeLive)),
     Layer.provide(api),
     Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl)))
   )

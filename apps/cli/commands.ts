@@ -1,6 +1,6 @@
 /**
  * The operator commands of decisions.md, parsed from argv and run against the core's
- * services (apps/cli/main.ts runs them on the same store as the server).
+ * services (apps/cli/admin.ts runs them on the same store as the server).
  */
 import { Effect, Schema } from "effect"
 import { ALL_SCOPES, Mode, Scope } from "../../core/domain/enums.js"
@@ -26,7 +26,7 @@ export const AdminCommand = Schema.Union(
 )
 export type AdminCommand = typeof AdminCommand.Type
 
-export const USAGE = `usage: npm run hush -- admin <command>
+export const USAGE = `usage: hush admin <command>
   admin account create --email E [--credit-micros N] [--json]
   admin mail list [--to E] [--json]
   admin credit grant --account A --micros N [--json]

@@ -67,6 +67,11 @@ export interface TestServerOptions {
   readonly accountSettings?: Partial<AccountSettings>
   /** WEBHOOKS_ALLOW_PRIVATE: live webhook endpoints may be local (a receiver inside the test). */
   readonly webhooksAllowPrivate?: boolean
+  /**
+   * PUBLIC_BASE_URL, when it is not the server's own address: e.g. a proxy in front of it
+   * (test/support/storage-proxy.ts), which the signed storage URLs then point at.
+   */
+  readonly publicBaseUrl?: string
 }
 
 export const startTestServer = async (options: TestServerOptions = {}) => {
@@ -74,7 +79,7 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const dataDir = mkdtempSync(join(tmpdir(), "hush-e2e-"))
   const baseUrl = `http://127.0.0.1:${port}`
   const config: HushConfig = {
-    port, dataDir, publicBaseUrl: baseUrl, env: "test", store: "memory", databaseUrl: Option.none(),
+    port, dataDir, publicBaseUrl: options.publicBaseUrl ?? baseUrl, env: "test", store: "memory", databaseUrl: Option.none(),
     blobStore: options.s3 === undefined ? "local" : "s3", s3: options.s3, redisUrl: Option.none(),
     gpuProvider: options.gpuProvider, accounts: options.accounts, webhooksAllowPrivate: options.webhooksAllowPrivate
   }

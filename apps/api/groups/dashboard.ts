@@ -24,16 +24,28 @@ const KeyCreateHeaders = Schema.Struct({
 })
 
 export const DashboardGroup = withSession(HttpApiGroup.make("dashboard")
-  .add(HttpApiEndpoint.get("getAccount", "/v1/dashboard/account").addSuccess(Account))
+  .add(
+    HttpApiEndpoint.get("getAccount", "/v1/dashboard/account").addSuccess(Account)
+      .annotate(OpenApi.Summary, "Get the account")
+      .annotate(OpenApi.Description, "The account's name, status, terms and training choice.")
+  )
   .add(
     HttpApiEndpoint.patch("updateAccount", "/v1/dashboard/account")
+      .annotate(OpenApi.Summary, "Rename the account")
+      .annotate(OpenApi.Description, "Sets the account's name.")
       .setPayload(strict(AccountPatch))
       .setHeaders(CsrfHeaders)
       .addSuccess(Account)
   )
-  .add(HttpApiEndpoint.get("listKeys", "/v1/dashboard/keys").addSuccess(KeyList))
+  .add(
+    HttpApiEndpoint.get("listKeys", "/v1/dashboard/keys").addSuccess(KeyList)
+      .annotate(OpenApi.Summary, "List API keys")
+      .annotate(OpenApi.Description, "Every key of the account, revoked ones included; never a secret.")
+  )
   .add(
     HttpApiEndpoint.post("createKey", "/v1/dashboard/keys")
+      .annotate(OpenApi.Summary, "Create an API key")
+      .annotate(OpenApi.Description, "The secret is shown once, in this answer.")
       .setPayload(strict(KeyCreateRequest))
       .setHeaders(KeyCreateHeaders)
       .addSuccess(KeyCreateResponse, { status: 201 })
@@ -42,23 +54,39 @@ export const DashboardGroup = withSession(HttpApiGroup.make("dashboard")
   )
   .add(
     HttpApiEndpoint.post("revokeKey")`/v1/dashboard/keys/${keyId}/revoke`
+      .annotate(OpenApi.Summary, "Revoke an API key")
+      .annotate(OpenApi.Description, "The key stops working on the next request.")
       .setHeaders(CsrfHeaders)
       .addSuccess(KeyOut)
   )
-  .add(HttpApiEndpoint.get("getDashboardCredits", "/v1/dashboard/credits").addSuccess(DashboardCredits))
+  .add(
+    HttpApiEndpoint.get("getDashboardCredits", "/v1/dashboard/credits").addSuccess(DashboardCredits)
+      .annotate(OpenApi.Summary, "Get credit and lots")
+      .annotate(OpenApi.Description, "Balance, holds and available credit, with each purchased lot and its expiry.")
+  )
   .add(
     HttpApiEndpoint.get("getLedger", "/v1/dashboard/ledger")
+      .annotate(OpenApi.Summary, "List ledger entries")
+      .annotate(OpenApi.Description, "Every credit movement, newest first, with the balances after it.")
       .setUrlParams(Schema.Struct({ limit: Schema.optional(PageLimit), cursor: Schema.optional(Schema.String) }))
       .addSuccess(LedgerPage)
   )
-  .add(HttpApiEndpoint.get("getUsage", "/v1/dashboard/usage").setUrlParams(Schema.Struct(UsageQuery.fields)).addSuccess(UsageResponse))
+  .add(
+    HttpApiEndpoint.get("getUsage", "/v1/dashboard/usage").setUrlParams(Schema.Struct(UsageQuery.fields)).addSuccess(UsageResponse)
+      .annotate(OpenApi.Summary, "Get usage")
+      .annotate(OpenApi.Description, "Jobs, billable seconds and charges per day, model or key over a date range.")
+  )
   .add(
     HttpApiEndpoint.get("listDashboardJobs", "/v1/dashboard/jobs")
+      .annotate(OpenApi.Summary, "List jobs of every key")
+      .annotate(OpenApi.Description, "Newest first, with the key that created each job.")
       .setUrlParams(Schema.Struct({ ...JobListParams.fields, mode: Schema.optional(Mode) }))
       .addSuccess(DashboardJobPage)
   )
   .add(
     HttpApiEndpoint.get("getDashboardJob")`/v1/dashboard/jobs/${jobId}`
+      .annotate(OpenApi.Summary, "Get a job with its ledger")
+      .annotate(OpenApi.Description, "The job, its key and its ledger entries, oldest first.")
       .setUrlParams(Schema.Struct({ mode: Schema.optional(Mode) }))
       .addSuccess(DashboardJobDetail)
   )

@@ -1,0 +1,32 @@
+/** The human-readable forms of what the user commands print (`--json` prints the API's own JSON). */
+import type { Credits, Job, JobPage, ModelList } from "../../../core/schema/index.js"
+
+const seconds = (value: number) => `${value.toFixed(1)} s`
+
+export const formatJob = (job: Job): string => [
+  `id:        ${job.id}`,
+  `status:    ${job.status}${job.status === "processing" ? ` (${Math.round(job.progress * 100)}%)` : ""}`,
+  `model:     ${job.model}`,
+  `mode:      ${job.mode}`,
+  `input:     ${job.input.file} (${seconds(job.input.duration_seconds)})`,
+  `cost:      ${job.cost.display}${job.cost.charged_micros === null ? " (estimated)" : " (charged)"}`,
+  ...(job.output === null ? [] : [`output:    ${job.output.format}, ${job.output.size_bytes} bytes${job.output.expires_at === null ? "" : `, until ${job.output.expires_at}`}`]),
+  ...(job.error === null ? [] : [`error:     ${job.error.code}: ${job.error.message}`]),
+  `created:   ${job.created_at}`,
+  ...(job.finished_at === null ? [] : [`finished:  ${job.finished_at}`])
+].join("\n")
+
+export const formatJobPage = (page: JobPage): string => {
+  if (page.data.length === 0) return "no jobs"
+  const rows = page.data.map((job) => [job.id, job.status, job.model, seconds(job.input.duration_seconds), job.cost.display, job.created_at])
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
+  const lines = rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd())
+  if (page.next_cursor !== null) lines.push(`more: hush jobs list --cursor ${page.next_cursor}`)
+  return lines.join("\n")
+}
+
+export const formatCredits = (credits: Credits): string =>
+  `available: ${credits.display}\nbalance:   ${credits.balance_micros} micros\nreserved:  ${credits.reserved_micros} micros (held by running jobs)`
+
+export const formatModels = (list: ModelList): string =>
+  list.data.map((model) => `${model.id}  ${model.status}  ${model.pricing.display}  ${model.name}`).join("\n")
