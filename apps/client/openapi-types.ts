@@ -886,6 +886,10 @@ export interface components {
             code: string;
             message: string;
         };
+        DenoiseOutputIn: {
+            format?: ("mp3" | "wav" | "flac" | "opus") | null;
+            loudness?: number | null;
+        };
         Job: {
             id: string;
             /** @enum {string} */
@@ -901,6 +905,7 @@ export interface components {
              */
             progress: number;
             input: components["schemas"]["JobInput"];
+            options: components["schemas"]["JobOptions"];
             output: components["schemas"]["JobOutput"] | null;
             cost: components["schemas"]["JobCost"];
             receipt: components["schemas"]["JobReceipt"];
@@ -914,6 +919,17 @@ export interface components {
         JobInput: {
             file: string;
             duration_seconds: number;
+        };
+        JobOptions: {
+            strength: number | null;
+            output: {
+                /**
+                 * @description mp3 (192 kbps), wav (PCM 16-bit), flac, or opus (Ogg, 96 kbps); the output filename's extension follows it.
+                 * @enum {string}
+                 */
+                format: "mp3" | "wav" | "flac" | "opus";
+                loudness: number | null;
+            };
         };
         JobOutput: {
             format: string;
@@ -1166,6 +1182,7 @@ export interface components {
              */
             progress: number;
             input: components["schemas"]["JobInput"];
+            options: components["schemas"]["JobOptions"];
             output: components["schemas"]["JobOutput"] | null;
             cost: components["schemas"]["JobCost"];
             receipt: components["schemas"]["JobReceipt"];
@@ -1198,6 +1215,7 @@ export interface components {
              */
             progress: number;
             input: components["schemas"]["JobInput"];
+            options: components["schemas"]["JobOptions"];
             output: components["schemas"]["JobOutput"] | null;
             cost: components["schemas"]["JobCost"];
             receipt: components["schemas"]["JobReceipt"];
@@ -3117,6 +3135,8 @@ export interface operations {
                      */
                     file: string;
                     model?: string | null;
+                    strength?: number | null;
+                    output?: components["schemas"]["DenoiseOutputIn"] | null;
                 };
             };
         };
