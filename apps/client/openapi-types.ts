@@ -946,6 +946,10 @@ export interface components {
             code: string;
             message: string;
         };
+        DenoiseOutputIn: {
+            format?: ("mp3" | "wav" | "flac" | "opus") | null;
+            loudness?: number | null;
+        };
         Job: {
             id: string;
             /** @enum {string} */
@@ -961,6 +965,7 @@ export interface components {
              */
             progress: number;
             input: components["schemas"]["JobInput"];
+            options: components["schemas"]["JobOptions"];
             output: components["schemas"]["JobOutput"] | null;
             cost: components["schemas"]["JobCost"];
             receipt: components["schemas"]["JobReceipt"];
@@ -974,6 +979,17 @@ export interface components {
         JobInput: {
             file: string;
             duration_seconds: number;
+        };
+        JobOptions: {
+            strength: number | null;
+            output: {
+                /**
+                 * @description mp3 (192 kbps), wav (PCM 16-bit), flac, or opus (Ogg, 96 kbps); the output filename's extension follows it.
+                 * @enum {string}
+                 */
+                format: "mp3" | "wav" | "flac" | "opus";
+                loudness: number | null;
+            };
         };
         JobOutput: {
             format: string;
@@ -1234,6 +1250,7 @@ export interface components {
              */
             progress: number;
             input: components["schemas"]["JobInput"];
+            options: components["schemas"]["JobOptions"];
             output: components["schemas"]["JobOutput"] | null;
             cost: components["schemas"]["JobCost"];
             receipt: components["schemas"]["JobReceipt"];
@@ -1266,6 +1283,7 @@ export interface components {
              */
             progress: number;
             input: components["schemas"]["JobInput"];
+            options: components["schemas"]["JobOptions"];
             output: components["schemas"]["JobOutput"] | null;
             cost: components["schemas"]["JobCost"];
             receipt: components["schemas"]["JobReceipt"];
@@ -3189,6 +3207,8 @@ export interface operations {
                      */
                     file: string;
                     model?: string | null;
+                    strength?: number | null;
+                    output?: components["schemas"]["DenoiseOutputIn"] | null;
                 };
             };
         };
