@@ -9,7 +9,12 @@
  * per CPU second of the Node process, all threads) do not depend on what else the machine
  * runs, the wall-clock ones do. The load average is printed with the table.
  *
+ * Then, for the first length, the pooled pipeline once per output variant (issue 14: each
+ * format, a loudness target, the adaptive default strength), with its speed relative to the
+ * plain MP3 run of the same table and its peak RSS.
+ *
  *   npx tsx bench/denoise.ts [minutes…]     (default: 1 10 60)
+ *   npx tsx bench/denoise.ts --variants-only [minutes]
  */
 import { execFile, spawn } from "node:child_process"
 import { createReadStream } from "node:fs"
@@ -24,7 +29,18 @@ import { makeNoisySpeech } from "../test/support/audio-fixtures.js"
 
 const run = promisify(execFile)
 
-type Case = "compute" | "pipeline-1" | "pipeline-all"
+type Case = "compute" | "pipeline-1" | "pipeline-all" | `variant:${string}`
+
+/** Output variants: format, loudness target (or none), strength (1, or "default" for the adaptive mix). */
+const VARIANTS: ReadonlyArray<{ readonly name: string; readonly format: "mp3" | "wav" | "flac" | "opus"; readonly loudness: number | null; readonly strength: number | null }> = [
+  { name: "mp3, strength 1", format: "mp3", loudness: null, strength: 1 },
+  { name: "mp3, default strength", format: "mp3", loudness: null, strength: null },
+  { name: "wav", format: "wav", loudness: null, strength: null },
+  { name: "flac", format: "flac", loudness: null, strength: null },
+  { name: "opus", format: "opus", loudness: null, strength: null },
+  { name: "mp3, loudness −16", format: "mp3", loudness: -16, strength: null },
+  { name: "flac, loudness −16", format: "flac", loudness: -16, strength: null }
+]
 
 interface Result {
   readonly seconds: number
@@ -67,9 +83,9 @@ const computeOnly = async (path: string) => {
 }
 
 /** Effect and the pipeline are imported here only, so that compute-only's RSS is the engine's. */
-const pipeline = async (path: string, seconds: number, threads: number) => {
+const pipeline = async (path: string, seconds: number, threads: number, variant: (typeof VARIANTS)[number] = VARIANTS[0]!) => {
   const { Effect, Stream } = await import("effect")
-  const { denoiseToMp3 } = await import("../adapters/rnnoise/pipeline.js")
+  const { denoiseToOutput } = await import("../adapters/rnnoise/pipeline.js")
   const { makeChunkPool } = await import("../adapters/rnnoise/pool.js")
   const fileStream = Stream.fromAsyncIterable(createReadStream(path, { highWaterMark: 256 * 1024 }), (e) => e).pipe(
     Stream.map((chunk) => chunk as Uint8Array)
@@ -79,7 +95,9 @@ const pipeline = async (path: string, seconds: number, threads: number) => {
     const t0 = performance.now()
     let bytes = 0
     yield* Stream.runForEach(
-      denoiseToMp3(fileStream, { bitrateKbps: 192, durationSeconds: seconds, pool }),
+      denoiseToOutput(fileStream, {
+        bitrateKbps: 192, durationSeconds: seconds, pool, format: variant.format, loudness: variant.loudness, strength: variant.strength
+      }),
       (chunk) => Effect.sync(() => void (bytes += chunk.length))
     )
     if (bytes === 0) throw new Error("no output")
@@ -92,6 +110,8 @@ const runCase = async (kind: Case, path: string, seconds: number) => {
   const cpu = process.cpuUsage()
   const timing = kind === "compute"
     ? await computeOnly(path)
+    : kind.startsWith("variant:")
+    ? await pipeline(path, seconds, availableParallelism(), VARIANTS.find((v) => `variant:${v.name}` === kind))
     : await pipeline(path, seconds, kind === "pipeline-1" ? 1 : availableParallelism())
   const { user, system } = process.cpuUsage(cpu)
   const result: Result = {
@@ -121,10 +141,28 @@ const makeInput = async (dir: string, minutes: number) => {
   return path
 }
 
-const main = async (minutesList: ReadonlyArray<number>) => {
+/** The pooled pipeline per output variant, at one length; speeds relative to the first variant (the plain MP3). */
+const variants = async (dir: string, minutes: number) => {
+  const path = await makeInput(dir, minutes)
+  const rows: Array<string> = []
+  let base = 0
+  for (const variant of VARIANTS) {
+    const result = await inChild(`variant:${variant.name}`, path, minutes * 60)
+    const speed = result.seconds / result.wallSeconds
+    if (base === 0) base = speed
+    rows.push(`| ${minutes} min | ${variant.name} | ${speed.toFixed(1)} (${(speed / base).toFixed(2)}) | ${(result.seconds / result.cpuSeconds).toFixed(1)} + ffmpeg ${(result.childCpuSeconds / result.seconds * 100).toFixed(1)} % | ${result.maxRssMb.toFixed(0)} |`)
+  }
+  await rm(path)
+  console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
+  console.log(`| input | variant | pipeline ${availableParallelism()} threads ×RT (÷ first) | audio ÷ Node CPU, + ffmpeg CPU | peak RSS MB |\n|---|---|---|---|---|`)
+  for (const row of rows) console.log(row)
+}
+
+const main = async (minutesList: ReadonlyArray<number>, variantsOnly: boolean) => {
   const dir = await mkdtemp(join(tmpdir(), "hush-bench-"))
   try {
     await makeNoisySpeech(join(dir, "unit.wav"), { seconds: 60 })
+    if (variantsOnly) return await variants(dir, minutesList[0] ?? 10)
     const threads = availableParallelism()
     const rows: Array<Array<string>> = []
     for (const minutes of minutesList) {
@@ -154,6 +192,7 @@ const main = async (minutesList: ReadonlyArray<number>) => {
     console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
     console.log(`| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`)
     for (const row of rows) console.log(`| ${row.join(" | ")} |`)
+    await variants(dir, minutesList[0] ?? 1)
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
@@ -162,6 +201,8 @@ const main = async (minutesList: ReadonlyArray<number>) => {
 const args = process.argv.slice(2)
 if (args[0] === "--case") {
   await runCase(args[1] as Case, args[2]!, Number(args[3]))
+} else if (args[0] === "--variants-only") {
+  await main(args.slice(1).map(Number), true)
 } else {
-  await main(args.length > 0 ? args.map(Number) : [1, 10, 60])
+  await main(args.length > 0 ? args.map(Number) : [1, 10, 60], false)
 }

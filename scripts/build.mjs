@@ -9,6 +9,8 @@
 //   dist/app/bench-denoise.mjs  npm run bench:denoise
 //   dist/app/bench-jobs.mjs     npm run bench:jobs
 //   dist/app/chunk-*.mjs        code shared by them, and modules loaded only when configured (S3, Redis)
+//   dist/web/                   the web dashboard (apps/web, Vite; scripts/build-web.mjs), rebuilt
+//                               only when its inputs changed
 //
 // Paths found at run time through import.meta.url stay right because dist/app is two levels
 // below the root, like the modules that hold them: the pool's `./chunk-worker.mjs` is the
@@ -19,6 +21,7 @@ import { existsSync } from "node:fs"
 import { readFile, rm, writeFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { buildWeb } from "./build-web.mjs"
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 const outdir = join(root, "dist", "app")
@@ -141,3 +144,5 @@ for (const needed of [join(outdir, "chunk-worker.mjs"), join(outdir, "..", "..",
   if (!existsSync(needed)) throw new Error(`the build is missing ${needed}`)
 }
 console.error(`built dist/app in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+
+await buildWeb(root)

@@ -82,6 +82,9 @@ const newRequest = async () => {
     outputKey: `outputs/${jobId}.mp3`,
     bitrateKbps: 192,
     durationSeconds: 12,
+    strength: null,
+    format: "mp3",
+    loudness: null,
     onProgress: (fraction) => Effect.sync(() => void progress.push(fraction))
   }
   await runtime.runPromise(Effect.flatMap(BlobStore, (store) =>
@@ -391,7 +394,8 @@ describe("routing and configuration", () => {
     denoise: (request) => Effect.sync(() => (seen.push(`${runner}:${request.model}`), { sizeBytes: 1 }))
   })
   const request = (model: string): DenoiseRequest => ({
-    jobId: "job_x", model, inputKey: "inputs/x", outputKey: "outputs/x.mp3", bitrateKbps: 192, durationSeconds: 1, onProgress: () => Effect.void
+    jobId: "job_x", model, inputKey: "inputs/x", outputKey: "outputs/x.mp3", bitrateKbps: 192, durationSeconds: 1,
+    strength: null, format: "mp3", loudness: null, onProgress: () => Effect.void
   })
 
   it("sends each model to the provider of its runner; providers is the union", async () => {

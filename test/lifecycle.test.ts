@@ -90,7 +90,7 @@ describe("lifecycle sweeper", () => {
   it.effect("expires outputs 7 days after success: 410 output_expired, live bytes deleted, the shared sample kept", () =>
     run(Effect.gen(function*() {
       const { live, test } = yield* callers
-      yield* Effect.flatMap(MemoryBlobBackdoor, (door) => door.putObject(TEST_SAMPLE.storageKey, riff(1)))
+      yield* Effect.flatMap(MemoryBlobBackdoor, (door) => door.putObject(TEST_SAMPLE.mp3.storageKey, riff(1)))
       const testFile = yield* readyFile(test)
       const testJob = yield* createDenoiseJob(test, { file: testFile.id })
       yield* finishTestJob(testJob.id)
@@ -106,7 +106,7 @@ describe("lifecycle sweeper", () => {
       const swept = yield* sweepLifecycle
       expect(swept.expiredOutputs).toBe(2)
       expect(yield* stored(outputKey)).toBe(false)
-      expect(yield* stored(TEST_SAMPLE.storageKey)).toBe(true)
+      expect(yield* stored(TEST_SAMPLE.mp3.storageKey)).toBe(true)
       for (const [caller, id] of [[live, liveJob.id], [test, testJob.id]] as const) {
         expect((yield* Effect.flip(getOutputLink(caller, id)))._tag).toBe("OutputExpired")
       }

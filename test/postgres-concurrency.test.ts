@@ -23,6 +23,7 @@ import { createAccountWithKeys } from "../core/services/accounts.js"
 import {
   createDatabase, databaseUrl, dropDatabase, requirePostgres, postgresServices, runSql
 } from "./support/postgres.js"
+import { DEFAULT_JOB_OPTIONS } from "../core/domain/denoise-options.js"
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const WORKER = "test/fixtures/concurrency-worker.ts"
@@ -185,7 +186,7 @@ describe("postgres, several processes", () => {
         yield* jobs.insert(new JobRecord({
           id, accountId: "acct_claims", mode: "live", keyId: null, task: "denoise", model: "xiph/rnnoise",
           status: "queued", progress: 0, fileId: `file_claim${i}`, inputFilename: "a.wav", inputStorageKey: `inputs/${i}`,
-          durationSeconds: 10, pricing: new JobPricing({
+          durationSeconds: 10, options: DEFAULT_JOB_OPTIONS, pricing: new JobPricing({
             billableSeconds: 10, minimumApplied: true, unitPriceMicros: 100, pricingVersion: 1, estimatedMicros: 1_000
           }),
           chargedMicros: null, ledgerTxnId: null, output: null, error: null, attempts: 0, leaseOwner: null,

@@ -12,7 +12,7 @@ import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Layer, Option, Stream } from "effect"
 import { MemoryBlobBackdoor, MemoryBlobStore } from "../adapters/memory/blob-store.js"
-import { denoisePcm, denoiseToMp3, type PipelineOptions } from "../adapters/rnnoise/pipeline.js"
+import { denoisePcm, denoiseToOutput, type PipelineOptions } from "../adapters/rnnoise/pipeline.js"
 import { makeChunkPool } from "../adapters/rnnoise/pool.js"
 import { makeRnnoiseProvider } from "../adapters/rnnoise/provider.js"
 import { RNNOISE } from "../core/domain/catalog.js"
@@ -58,7 +58,7 @@ const options: PipelineOptions = { bitrateKbps: 192, durationSeconds: SECONDS }
 /** The pipeline's MP3, written next to the fixtures, and its decoded samples. */
 const denoiseFile = (input: string, extra: Partial<PipelineOptions> = {}, runs = { count: 0 }) =>
   Effect.gen(function*() {
-    const mp3 = yield* collect(denoiseToMp3(fileStream(path(input), runs), { ...options, ...extra }))
+    const mp3 = yield* collect(denoiseToOutput(fileStream(path(input), runs), { ...options, ...extra }))
     const out = path(`${input}.denoised.mp3`)
     yield* Effect.promise(() => writeFile(out, mp3))
     return { out, decoded: yield* Effect.promise(() => decodeToFloat(out)) }
@@ -89,7 +89,7 @@ const noFfmpegLeft = Effect.promise(async () => {
   return false
 })
 
-describe("denoiseToMp3", () => {
+describe("denoiseToOutput", () => {
   it.live("mono in this thread: a valid MP3 as long as the input, noise removed, speech kept, no model delay", () =>
     Effect.gen(function*() {
       const { out, decoded } = yield* denoiseFile("mono.wav")
@@ -152,7 +152,7 @@ describe("denoiseToMp3", () => {
   it.live("reports progress as the audio goes through, up to 1", () =>
     Effect.gen(function*() {
       const seen: Array<number> = []
-      yield* collect(denoiseToMp3(fileStream(path("mono.wav")), {
+      yield* collect(denoiseToOutput(fileStream(path("mono.wav")), {
         ...options,
         onProgress: (fraction) => Effect.sync(() => void seen.push(fraction))
       }))
@@ -182,7 +182,7 @@ describe("denoiseToMp3", () => {
     Effect.gen(function*() {
       const garbage = new Uint8Array(4096).map((_, i) => (i * 7919) % 256)
       for (const input of [Stream.make(garbage), Stream.empty]) {
-        const error = yield* Effect.flip(collect(denoiseToMp3(input, options)))
+        const error = yield* Effect.flip(collect(denoiseToOutput(input, options)))
         expect(error).toMatchObject({ _tag: "ProviderFailure", retryable: false })
         expect(error.message).toMatch(/could not be decoded|no audio/)
       }
@@ -191,7 +191,7 @@ describe("denoiseToMp3", () => {
 
   it.live("no ffmpeg → a defect that says how to install it", () =>
     Effect.gen(function*() {
-      const exit = yield* Effect.exit(collect(denoiseToMp3(fileStream(path("mono.wav")), { ...options, ffmpegPath: "/nonexistent/ffmpeg" })))
+      const exit = yield* Effect.exit(collect(denoiseToOutput(fileStream(path("mono.wav")), { ...options, ffmpegPath: "/nonexistent/ffmpeg" })))
       expect(exit._tag === "Failure" && exit.cause._tag === "Die" && String(exit.cause.defect)).toMatch(/ffmpeg is not installed/)
     }))
 
@@ -201,7 +201,7 @@ describe("denoiseToMp3", () => {
       const broken = Stream.make(new Uint8Array(wav.subarray(0, 200_000))).pipe(
         Stream.concat(Stream.fail(new BlobError({ message: "connection reset" })))
       )
-      const error = yield* Effect.flip(collect(denoiseToMp3(broken, options)))
+      const error = yield* Effect.flip(collect(denoiseToOutput(broken, options)))
       expect(error).toMatchObject({ _tag: "BlobError", message: "connection reset" })
       expect(yield* noFfmpegLeft).toBe(true)
     }))
@@ -210,14 +210,14 @@ describe("denoiseToMp3", () => {
     Effect.gen(function*() {
       const wav = yield* Effect.promise(() => readFile(path("mono.wav")))
       const stalled = Stream.make(new Uint8Array(wav.subarray(0, 50_000))).pipe(Stream.concat(Stream.never))
-      const result = yield* collect(denoiseToMp3(stalled, options)).pipe(Effect.timeout("1 second"), Effect.option)
+      const result = yield* collect(denoiseToOutput(stalled, options)).pipe(Effect.timeout("1 second"), Effect.option)
       expect(Option.isNone(result)).toBe(true)
       expect(yield* noFfmpegLeft).toBe(true)
     }))
 
   it.live("stopping the output early (interruption) kills both ffmpeg processes", () =>
     Effect.gen(function*() {
-      const first = yield* collect(Stream.take(denoiseToMp3(fileStream(path("mono.wav")), options), 1))
+      const first = yield* collect(Stream.take(denoiseToOutput(fileStream(path("mono.wav")), options), 1))
       expect(first.length).toBeGreaterThan(0)
       expect(yield* noFfmpegLeft).toBe(true)
     }))
@@ -233,6 +233,9 @@ describe("RnnoiseProvider", () => {
     outputKey: "outputs/job_1.mp3",
     bitrateKbps: 192,
     durationSeconds: SECONDS,
+    strength: null,
+    format: "mp3" as const,
+    loudness: null,
     onProgress: (fraction: number) => Effect.sync(() => void progress.push(fraction))
   })
 

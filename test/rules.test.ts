@@ -17,6 +17,7 @@ import * as JobRules from "../core/rules/jobs.js"
 import { formatKey, hashKey, keyDisplay, parseKey, requireScope, resolveScopes } from "../core/rules/keys.js"
 import { priceAudio } from "../core/rules/pricing.js"
 import { DAY, HOUR } from "../core/time.js"
+import { DEFAULT_JOB_OPTIONS } from "../core/domain/denoise-options.js"
 
 const MiB = 1024 * 1024
 const GiB = 1024 * MiB
@@ -70,6 +71,7 @@ const job = (fields: Partial<JobRecord> = {}) =>
     inputFilename: "interview.wav",
     inputStorageKey: "inputs/file_a",
     durationSeconds: 12,
+    options: DEFAULT_JOB_OPTIONS,
     pricing: new JobPricing({ billableSeconds: 12, minimumApplied: false, unitPriceMicros: 100, pricingVersion: 1, estimatedMicros: 1200 }),
     chargedMicros: null,
     ledgerTxnId: null,

@@ -587,7 +587,7 @@ describe("createDenoiseJob: credit", () => {
 
       const done = Option.getOrThrow(yield* finishTestJob(job.id))
       expect(done).toMatchObject({ status: "succeeded", progress: 1, chargedMicros: 0, ledgerTxnId: null })
-      expect(done.output).toMatchObject({ storageKey: TEST_SAMPLE.storageKey, sizeBytes: TEST_SAMPLE.sizeBytes, format: "mp3" })
+      expect(done.output).toMatchObject({ storageKey: TEST_SAMPLE.mp3.storageKey, sizeBytes: TEST_SAMPLE.mp3.sizeBytes, format: "mp3" })
       expect((yield* ledgerOf(account.id)).map((e) => e.kind)).toEqual(["grant"])
       expect(yield* credits(live)).toEqual({ balanceMicros: 5_000, reservedMicros: 0, availableMicros: 5_000 })
       expect(Option.isNone(yield* finishTestJob(job.id))).toBe(true)

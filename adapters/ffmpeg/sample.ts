@@ -3,6 +3,10 @@ import { fileURLToPath } from "node:url"
 /** The MP3 that test mode returns as its output (made by scripts/make-sample-mp3.sh). */
 export const TEST_MODE_SAMPLE_PATH: string = fileURLToPath(new URL("../../assets/test-mode-sample.mp3", import.meta.url))
 
+/** The same sample in another output format (made by scripts/make-sample-formats.sh). */
+export const testModeSamplePath = (extension: string): string =>
+  fileURLToPath(new URL(`../../assets/test-mode-sample.${extension}`, import.meta.url))
+
 export const TEST_MODE_SAMPLE_CONTENT_TYPE = "audio/mpeg"
 
 /**

@@ -3,6 +3,7 @@
  * the description a GPU host implements). Hush is the client; the GPU host is the server.
  */
 import { Schema } from "effect"
+import type { OutputFormat } from "../../core/domain/denoise-options.js"
 
 /** Sent with every request, so a host can refuse a version it does not speak. */
 export const PROTOCOL_HEADER = "hush-gpu-protocol"
@@ -40,18 +41,23 @@ export interface Submission {
     readonly duration_seconds: number
   }
   readonly output: {
-    /** A signed URL to send the whole MP3 to, once, with `method` and exactly `headers`. */
+    /** A signed URL to send the whole output to, once, with `method` and exactly `headers`. */
     readonly url: string
     readonly method: "PUT"
     readonly headers: Readonly<Record<string, string>>
     /** The largest body the URL accepts. */
     readonly max_bytes: number
-    readonly format: "mp3"
-    readonly content_type: "audio/mpeg"
+    readonly format: OutputFormat
+    readonly content_type: string
+    /** mp3 and opus: the encoder's bitrate; wav and flac: the bound the size was computed from. */
     readonly bitrate_kbps: number
+    /** EBU R128 integrated target (LUFS) with a −1 dBTP ceiling, or null: level unchanged. */
+    readonly loudness_lufs: number | null
     /** Opaque; returned unchanged in the succeeded job's `output.ref`. */
     readonly ref: string
   }
+  /** 0…1: the noise left is at least (1 − strength) of the input's in amplitude; null: the host's default, never worse than the input on clean speech. */
+  readonly strength: number | null
   /** When both URLs stop working (ISO 8601). */
   readonly expires_at: string
 }

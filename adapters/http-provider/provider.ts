@@ -12,6 +12,7 @@
  * with that ETag makes the object.
  */
 import { Clock, Duration, Effect, Either, Exit, Layer, Option, Redacted, Ref } from "effect"
+import { OUTPUT_FORMATS, type OutputFormat } from "../../core/domain/denoise-options.js"
 import { BlobStore } from "../../core/ports/blob-store.js"
 import { DenoiseProvider, type DenoiseRequest, ProviderFailure } from "../../core/ports/denoise-provider.js"
 import { type CallSpec, type Client, DEFAULT_RETRY, makeClient, type RetryPolicy } from "./client.js"
@@ -41,13 +42,19 @@ export interface HttpProviderOptions {
 const MiB = 1024 * 1024
 /** S3's largest part; a single-part upload cannot be larger. */
 const MAX_OUTPUT_BYTES = 5 * 1024 * MiB
+/** 16-bit stereo PCM at 48 kHz: what a WAV (or, at worst, a FLAC) output needs. */
+const LOSSLESS_STEREO_KBPS = 1536
 
 /** Room for the MP3 at the model's bitrate: 1.5 × the constant-bitrate size plus 1 MiB. */
-export const outputBound = (request: Pick<DenoiseRequest, "durationSeconds" | "bitrateKbps">): number => {
+export const outputBound = (request: Pick<DenoiseRequest, "durationSeconds" | "bitrateKbps"> & Partial<Pick<DenoiseRequest, "format">>): number => {
   const seconds = Number.isFinite(request.durationSeconds) && request.durationSeconds > 0 ? request.durationSeconds : 0
-  const cbr = seconds * request.bitrateKbps * 1000 / 8
+  const cbr = seconds * encodedKbps(request.format ?? "mp3", request.bitrateKbps) * 1000 / 8
   return Math.min(MAX_OUTPUT_BYTES, Math.ceil(cbr * 1.5) + MiB)
 }
+
+/** The bitrate the output is sized for: the encoder's for lossy formats, 16-bit stereo PCM for lossless ones. */
+const encodedKbps = (format: OutputFormat, mp3Kbps: number) =>
+  format === "mp3" ? mp3Kbps : OUTPUT_FORMATS[format].bitrateKbps ?? LOSSLESS_STEREO_KBPS
 
 /** At most `max` characters of one line: the host's words become a job's public error message. */
 const tidy = (text: string, max = 300): string => {
@@ -211,9 +218,10 @@ export const makeHttpProviderService = (options: HttpProviderOptions) =>
           expiresAt: urlsExpireAt
         }))
         const maxBytes = outputBound(request)
+        const format = OUTPUT_FORMATS[request.format]
         const target = yield* Effect.orDie(store.createUpload({
           key: request.outputKey,
-          contentType: "audio/mpeg",
+          contentType: format.contentType,
           sizeBytes: maxBytes,
           partSize: maxBytes,
           sizeIsMaximum: true,
@@ -228,13 +236,15 @@ export const makeHttpProviderService = (options: HttpProviderOptions) =>
           output: {
             url: target.parts[0].url,
             method: "PUT",
-            headers: { "Content-Type": "audio/mpeg" },
+            headers: { "Content-Type": format.contentType },
             max_bytes: maxBytes,
-            format: "mp3",
-            content_type: "audio/mpeg",
-            bitrate_kbps: request.bitrateKbps,
+            format: request.format,
+            content_type: format.contentType,
+            bitrate_kbps: encodedKbps(request.format, request.bitrateKbps),
+            loudness_lufs: request.loudness,
             ref: target.uploadId
           },
+          strength: request.strength,
           expires_at: new Date(urlsExpireAt).toISOString()
         }
         const active = yield* Ref.make(Option.none<string>())

@@ -19,6 +19,7 @@ import initial from "./migrations/0001_initial.js"
 import lifecycle from "./migrations/0002_lifecycle.js"
 import deletedValidations from "./migrations/0003_deleted_validations.js"
 import accounts from "./migrations/0006_accounts.js"
+import jobOptions from "./migrations/0007_job_options.js"
 import payments from "./migrations/0008_payments.js"
 import webhooks from "./migrations/0009_webhooks.js"
 
@@ -30,6 +31,7 @@ export const MIGRATIONS: Record<string, Effect.Effect<unknown, unknown, SqlClien
   "0002_lifecycle": lifecycle,
   "0003_deleted_validations": deletedValidations,
   "0006_accounts": accounts,
+  "0007_job_options": jobOptions,
   "0008_payments": payments,
   "0009_webhooks": webhooks
 }

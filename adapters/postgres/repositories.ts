@@ -200,7 +200,7 @@ export const PostgresFileRepo = Layer.effect(FileRepo, Effect.map(makeSql, (q) =
 
 // ──────────────────────────────────────────────────────────────── jobs
 
-const JOB_INSERT = `INSERT INTO jobs (${JOB_COLUMNS.replace(/\s+/g, " ")}) VALUES (${placeholders(32)})`
+const JOB_INSERT = `INSERT INTO jobs (${JOB_COLUMNS.replace(/\s+/g, " ")}) VALUES (${placeholders(35)})`
 const JOB_UPDATE = `UPDATE jobs SET ${
   columnList(JOB_COLUMNS).slice(1).map((c, i) => `${c} = $${i + 2}`).join(", ")
 } WHERE id = $1 RETURNING 1`

@@ -8,6 +8,7 @@ import {
   FileErrorRecord, FileRecord, HoldDraw, HoldRecord, IdempotencyRecord, JobErrorRecord,
   JobOutputRecord, JobPricing, JobRecord, KeyRecord, LedgerEntryRecord, LotRecord, MultipartState
 } from "../../core/domain/records.js"
+import { JobOptionsRecord } from "../../core/domain/denoise-options.js"
 
 export type Row = Readonly<Record<string, unknown>>
 
@@ -104,7 +105,7 @@ export const JOB_COLUMNS = `id, account_id, mode, key_id, task, model, status, p
   input_storage_key, duration_seconds, billable_seconds, minimum_applied, unit_price_micros, pricing_version,
   estimated_micros, charged_micros, ledger_txn_id, output_format, output_bitrate_kbps, output_size_bytes,
   output_storage_key, output_deleted_at, error_code, error_message, attempts, lease_owner, lease_expires_at,
-  created_at, started_at, finished_at`
+  created_at, started_at, finished_at, option_strength, option_format, option_loudness`
 
 export const toJob = (r: Row) =>
   new JobRecord({
@@ -120,6 +121,11 @@ export const toJob = (r: Row) =>
     inputFilename: str(r.input_filename),
     inputStorageKey: str(r.input_storage_key),
     durationSeconds: float(r.duration_seconds, "duration_seconds"),
+    options: new JobOptionsRecord({
+      strength: floatOrNull(r.option_strength, "option_strength"),
+      format: str(r.option_format) as JobOptionsRecord["format"],
+      loudness: floatOrNull(r.option_loudness, "option_loudness")
+    }),
     pricing: new JobPricing({
       billableSeconds: int(r.billable_seconds, "billable_seconds"),
       minimumApplied: bool(r.minimum_applied),
@@ -154,7 +160,7 @@ export const jobParams = (j: JobRecord): ReadonlyArray<unknown> => [
   j.pricing.unitPriceMicros, j.pricing.pricingVersion, j.pricing.estimatedMicros, j.chargedMicros, j.ledgerTxnId,
   j.output?.format ?? null, j.output?.bitrateKbps ?? null, j.output?.sizeBytes ?? null, j.output?.storageKey ?? null,
   j.output?.deletedAt ?? null, j.error?.code ?? null, j.error?.message ?? null, j.attempts, j.leaseOwner,
-  j.leaseExpiresAt, j.createdAt, j.startedAt, j.finishedAt
+  j.leaseExpiresAt, j.createdAt, j.startedAt, j.finishedAt, j.options.strength, j.options.format, j.options.loudness
 ]
 
 // ─────────────────────────────────────────────────────────────── wallet

@@ -1,3 +1,5 @@
+import type { AdaptiveParams } from "./mix.mjs"
+
 /** RNNoise consumes and produces 10 ms frames at 48 kHz. */
 export declare const SAMPLE_RATE: 48000
 export declare const FRAME_SIZE: 480
@@ -27,7 +29,17 @@ export declare const rnnoiseModule: () => RnnoiseModule
  */
 export declare class Denoiser {
   readonly channels: number
-  constructor(channels: number)
+  /**
+   * `strength` 1 (default): the model alone; 0…1: a fixed dry/wet mix; null: the adaptive
+   * default (mix.mjs). `observe` sees each output frame of each channel before and after
+   * mixing (16-bit range; the bench's hook).
+   */
+  constructor(
+    channels: number,
+    strength?: number | null,
+    mixParams?: Partial<AdaptiveParams>,
+    observe?: (channel: number, dry: Float32Array, wet: Float32Array, vad: number, stage: "before" | "after") => void
+  )
   push(input: Float32Array): Float32Array
   end(): Float32Array
   /**
@@ -47,4 +59,4 @@ export declare class Denoiser {
  * any) so that the chunk's last output samples are computed from the real audio that
  * follows, not silence. Answers the chunk's output: a view of `pcm`.
  */
-export declare const denoiseChunk: (pcm: Float32Array, channels: number, skip: number, take: number) => Float32Array
+export declare const denoiseChunk: (pcm: Float32Array, channels: number, skip: number, take: number, strength?: number | null) => Float32Array

@@ -6,10 +6,14 @@
 // Plain JavaScript (types in engine.d.mts) because worker threads load it as is: a
 // TypeScript loader in every thread would cost ~50 MB and ~200 ms each.
 import createRnnoiseModule from "@jitsi/rnnoise-wasm/dist/rnnoise-sync.js"
+import { makeMix } from "./mix.mjs"
 
 export const SAMPLE_RATE = 48_000
 export const FRAME_SIZE = 480
 export const MODEL_DELAY = 960
+/** The output of frame n is the input of frame n − MODEL_DELAY / FRAME_SIZE: that many input frames are kept. */
+const DELAY_FRAMES = MODEL_DELAY / FRAME_SIZE
+const DRY_FRAMES = DELAY_FRAMES + 1
 
 // RNNoise works on floats in the 16-bit range; fed −1…1 it barely acts.
 const SCALE = 32768
@@ -40,14 +44,26 @@ export class Denoiser {
   #inputSamples = 0
   #outputSamples = 0
   #closed = false
+  /** Per channel: the mixer, and the last DRY_FRAMES input frames (the dry signal an output frame is mixed with). */
+  #mixes = []
+  #history = []
+  #frames = 0
+  /** Observes every mixed frame (the bench's hook); undefined in production. */
+  #observe
 
-  constructor(channels) {
+  constructor(channels, strength = 1, mixParams = undefined, observe = undefined) {
     if (!Number.isInteger(channels) || channels < 1) throw new Error(`invalid channel count ${channels}`)
     this.channels = channels
+    this.#observe = observe
     for (let c = 0; c < channels; c++) {
       this.#states.push(this.#module._rnnoise_create(0))
       this.#buffers.push(this.#module._malloc(FRAME_SIZE * 4))
       this.#pending.push(new Float32Array(FRAME_SIZE))
+      // strength 1 is the model alone: no mixer, no copy of the input
+      if (strength !== 1) {
+        this.#mixes.push(makeMix(strength, mixParams))
+        this.#history.push(new Float32Array(DRY_FRAMES * FRAME_SIZE))
+      }
     }
   }
 
@@ -117,12 +133,24 @@ export class Denoiser {
           const v = input[j] * SCALE
           heap[k] = v > MAX_IN ? MAX_IN : v < -SCALE ? -SCALE : v
         }
-        this.#module._rnnoise_process_frame(this.#states[c], pointer, pointer)
+        const mixed = this.#mixes.length > 0
+        if (mixed) this.#history[c].set(heap.subarray(base, base + FRAME_SIZE), (this.#frames % DRY_FRAMES) * FRAME_SIZE)
+        const vad = this.#module._rnnoise_process_frame(this.#states[c], pointer, pointer)
+        // Frames before the model's delay has passed are dropped: nothing to mix.
+        if (mixed && this.#frames >= DELAY_FRAMES) {
+          const at = ((this.#frames - DELAY_FRAMES) % DRY_FRAMES) * FRAME_SIZE
+          const dry = this.#history[c].subarray(at, at + FRAME_SIZE)
+          const wet = heap.subarray(base, base + FRAME_SIZE)
+          if (this.#observe !== undefined) this.#observe(c, dry, wet, vad, "before")
+          this.#mixes[c].process(dry, wet, vad)
+          if (this.#observe !== undefined) this.#observe(c, dry, wet, vad, "after")
+        }
         for (let i = drop, j = (at + written) * channels + c, k = base + drop; i < FRAME_SIZE; i++, j += channels, k++) {
           const v = heap[k] / SCALE
           out[j] = v > 1 ? 1 : v < -1 ? -1 : v
         }
       }
+      this.#frames++
       read += take
       written += FRAME_SIZE - drop
       this.#skip -= drop
@@ -145,8 +173,8 @@ export class Denoiser {
 
 // In place: the chunk's buffer comes back holding the output, nothing else is allocated
 // (a worker thread then keeps no garbage between chunks).
-export const denoiseChunk = (pcm, channels, skip, take) => {
-  const denoiser = new Denoiser(channels)
+export const denoiseChunk = (pcm, channels, skip, take, strength = 1) => {
+  const denoiser = new Denoiser(channels, strength)
   try {
     const written = denoiser.pushInto(pcm, pcm, 0)
     denoiser.endInto(pcm, written)

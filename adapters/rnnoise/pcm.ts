@@ -100,6 +100,8 @@ export interface ChunkTask {
   readonly channels: number
   readonly skip: number
   readonly take: number
+  /** 1: the model alone; 0…1: a fixed mix; null: the adaptive default (mix.mjs). */
+  readonly strength?: number | null | undefined
 }
 
 const owners = new WeakMap<ArrayBufferLike, BufferBank>()

@@ -1,6 +1,6 @@
 /**
- * input bytes → ffmpeg decode (48 kHz float, mono or stereo) → RNNoise → ffmpeg MP3 encode
- * → output bytes, as one Stream. Everything is pulled: a slow reader of the output slows the
+ * input bytes → ffmpeg decode (48 kHz float, mono or stereo) → RNNoise (mixed with the input
+ * as `strength` says) → ffmpeg encode (encode.ts: format, loudness) → output bytes, as one Stream. Everything is pulled: a slow reader of the output slows the
  * encoder, the denoiser, the decoder and the input read in turn, so memory stays bounded
  * whatever the length (only the chunks in flight when a pool is used).
  */
@@ -11,13 +11,22 @@ import { Effect, Fiber, Option, Stream } from "effect"
 import { ProviderFailure } from "../../core/ports/denoise-provider.js"
 import { AUDIO_DEMUXERS } from "../ffmpeg/probe.js"
 import { type ChildLimits, DEFAULT_ADDRESS_SPACE_BYTES } from "../ffmpeg/process.js"
+import { type OutputFormat } from "../../core/domain/denoise-options.js"
 import { feed, firstError, spawnChild, unexpected } from "./child.js"
+import { encodeOutput } from "./encode.js"
 import { Denoiser, FRAME_SIZE, MODEL_DELAY, SAMPLE_RATE } from "./engine.mjs"
 import { BufferBank, ChunkCutter, FloatFrames, isFloatPcm, parseWavHeader, recycle } from "./pcm.js"
 import type { ChunkPool } from "./pool.js"
 
 export interface PipelineOptions {
+  /** The MP3 bitrate. */
   readonly bitrateKbps: number
+  /** Default 1 (the model alone); 0…1 a fixed dry/wet mix; null the adaptive default (mix.mjs). */
+  readonly strength?: number | null | undefined
+  /** Default mp3. */
+  readonly format?: OutputFormat | undefined
+  /** Integrated loudness target in LUFS; default null (level unchanged). */
+  readonly loudness?: number | null | undefined
   /** The input's known duration: progress is the fraction of it denoised so far. */
   readonly durationSeconds: number
   readonly onProgress?: ((fraction: number) => Effect.Effect<void>) | undefined
@@ -40,6 +49,8 @@ export interface PipelineOptions {
 const DEFAULT_CHILD_LIMITS: ChildLimits = { cpuSeconds: 6 * 3600, addressSpaceBytes: DEFAULT_ADDRESS_SPACE_BYTES }
 
 export const DEFAULT_WARMUP_SECONDS = 1
+/** The share of the progress bar that the denoising pass covers when a loudness pass follows. */
+const LOUDNESS_FIRST_PASS_SHARE = 0.9
 const MIN_CHUNK_SECONDS = 5
 const MAX_CHUNK_SECONDS = 30
 
@@ -56,12 +67,6 @@ const decodeArgs = (url: string, maxSeconds: number | undefined) => [
   "-af", `aformat=sample_fmts=flt:sample_rates=${SAMPLE_RATE}:channel_layouts=mono|stereo`,
   // WAV rather than raw PCM: its header tells the channel count the encoder must be given.
   "-c:a", "pcm_f32le", "-f", "wav", "-bitexact", "pipe:1"
-]
-
-const encodeArgs = (channels: number, bitrateKbps: number) => [
-  ...QUIET,
-  "-f", "f32le", "-ar", String(SAMPLE_RATE), "-ac", String(channels), "-i", "pipe:0",
-  "-c:a", "libmp3lame", "-b:a", `${bitrateKbps}k`, "-f", "mp3", "pipe:1"
 ]
 
 const concatBytes = (a: Uint8Array, b: Uint8Array) => {
@@ -155,9 +160,9 @@ const spool = <E>(input: Stream.Stream<Uint8Array, E>) =>
 const framesOf = (seconds: number) => Math.max(1, Math.round((seconds * SAMPLE_RATE) / FRAME_SIZE)) * FRAME_SIZE
 
 /** In this thread: one streaming denoiser per channel. */
-const denoiseInThread = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number) =>
+const denoiseInThread = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number, strength: number | null) =>
   Stream.unwrapScoped(Effect.map(
-    Effect.acquireRelease(Effect.sync(() => new Denoiser(channels)), (d) => Effect.sync(() => d.close())),
+    Effect.acquireRelease(Effect.sync(() => new Denoiser(channels, strength)), (d) => Effect.sync(() => d.close())),
     (denoiser) => pcm.pipe(Stream.map((samples) => denoiser.push(samples)), Stream.concat(Stream.sync(() => denoiser.end())))
   ))
 
@@ -171,6 +176,7 @@ const denoiseInChunks = <E>(pcm: Stream.Stream<Float32Array, E>, channels: numbe
     Math.min(MAX_CHUNK_SECONDS, Math.max(MIN_CHUNK_SECONDS, options.durationSeconds / pool.size)))
   const warmup = Math.min(chunk, framesOf(options.warmupSeconds ?? DEFAULT_WARMUP_SECONDS))
   const lookahead = MODEL_DELAY + FRAME_SIZE
+  const strength = options.strength === undefined ? 1 : options.strength
   return Stream.suspend(() => {
     // Enough buffers for the chunks in flight: being cut, on the threads, awaiting their
     // turn, being encoded. Returned by `recycle` once the encoder has them.
@@ -179,7 +185,7 @@ const denoiseInChunks = <E>(pcm: Stream.Stream<Float32Array, E>, channels: numbe
     return pcm.pipe(
       Stream.mapConcat((samples) => cutter.push(samples)),
       Stream.concat(Stream.suspend(() => Stream.fromIterable(cutter.end()))),
-      Stream.mapEffect((task) => Effect.tap(pool.run(task), (out) => bank.own(out.buffer)), { concurrency: pool.size })
+      Stream.mapEffect((task) => Effect.tap(pool.run({ ...task, strength }), (out) => bank.own(out.buffer)), { concurrency: pool.size })
     )
   })
 }
@@ -188,10 +194,12 @@ const denoiseInChunks = <E>(pcm: Stream.Stream<Float32Array, E>, channels: numbe
 export const denoisePcm = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number, options: PipelineOptions) => {
   const denoised = options.pool !== undefined && options.pool.size > 1
     ? denoiseInChunks(pcm, channels, options.pool, options)
-    : denoiseInThread(pcm, channels)
+    : denoiseInThread(pcm, channels, options.strength === undefined ? 1 : options.strength)
   const onProgress = options.onProgress
   if (onProgress === undefined) return denoised
-  const expected = Math.max(1, options.durationSeconds * SAMPLE_RATE)
+  // With a loudness target, a second pass (gain, limiter, encoder) follows the denoising.
+  const share = options.loudness === undefined || options.loudness === null ? 1 : LOUDNESS_FIRST_PASS_SHARE
+  const expected = Math.max(1, options.durationSeconds * SAMPLE_RATE) / share
   return Stream.suspend(() => {
     let done = 0
     let reported = 0
@@ -206,11 +214,11 @@ export const denoisePcm = <E>(pcm: Stream.Stream<Float32Array, E>, channels: num
 }
 
 /**
- * The whole pipeline: see the module comment. Interrupting the stream kills both ffmpeg
- * processes. `input` is run a second time (spooled to a temporary file) for an MP4 whose
+ * The whole pipeline: see the module comment. Interrupting the stream kills every ffmpeg
+ * process. `input` is run a second time (spooled to a temporary file) for an MP4 whose
  * index follows the data (over ~5 MB); it must then read the object afresh.
  */
-export const denoiseToMp3 = <E>(
+export const denoiseToOutput = <E>(
   input: Stream.Stream<Uint8Array, E>,
   options: PipelineOptions
 ): Stream.Stream<Uint8Array, E | ProviderFailure> =>
@@ -225,21 +233,15 @@ export const denoiseToMp3 = <E>(
           onNone: () => Effect.dieMessage("a spooled input still needed seeking")
         }))
       )
-    const encoder = yield* spawnChild(ffmpeg, encodeArgs(decoded.channels, options.bitrateKbps), options.childLimits ?? DEFAULT_CHILD_LIMITS)
     const samples = denoisePcm(decoded.pcm, decoded.channels, options).pipe(
       Stream.map((s) => new Uint8Array(s.buffer, s.byteOffset, s.byteLength))
     )
-    const feeder = yield* Effect.forkScoped(feed(encoder.stdin, samples, (bytes) => recycle(bytes.buffer)))
-    const encoded = Effect.gen(function*() {
-      const outcome = yield* encoder.outcome
-      const fault = unexpected(ffmpeg, outcome, encoder.stderr())
-        ?? (outcome._tag === "Exited" && outcome.code !== 0
-          ? new Error(`the MP3 encoder failed: ${firstError(encoder.stderr())}`)
-          : undefined)
-      if (fault !== undefined) return yield* Effect.die(fault)
+    return encodeOutput(samples, decoded.channels, {
+      format: options.format ?? "mp3",
+      mp3BitrateKbps: options.bitrateKbps,
+      loudness: options.loudness ?? null,
+      ffmpegPath: ffmpeg,
+      childLimits: options.childLimits ?? DEFAULT_CHILD_LIMITS,
+      onWritten: (bytes) => recycle(bytes.buffer)
     })
-    // The output ends once the encoder has written everything and the input side ended well.
-    return Stream.merge(encoder.stdout, Stream.drain(Stream.fromEffect(Fiber.join(feeder)))).pipe(
-      Stream.concat(Stream.drain(Stream.fromEffect(encoded)))
-    )
   }))

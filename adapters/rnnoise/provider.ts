@@ -1,15 +1,16 @@
 /**
  * The built-in runner: RNNoise on this machine's CPUs. Reads the input object, streams it
- * through the pipeline and writes the MP3 output object, never holding either whole. One
+ * through the pipeline and writes the output object, never holding either whole. One
  * long job uses every core: its chunks are denoised on a pool of worker threads.
  */
 import { availableParallelism } from "node:os"
 import { Duration, Effect, Layer, Option, Ref, Stream } from "effect"
 import { RNNOISE } from "../../core/domain/catalog.js"
+import { OUTPUT_FORMATS } from "../../core/domain/denoise-options.js"
 import { BlobError, BlobStore } from "../../core/ports/blob-store.js"
 import { DenoiseProvider, ProviderFailure } from "../../core/ports/denoise-provider.js"
 import { DEFAULT_ADDRESS_SPACE_BYTES } from "../ffmpeg/process.js"
-import { denoiseToMp3 } from "./pipeline.js"
+import { denoiseToOutput } from "./pipeline.js"
 import { makeChunkPool } from "./pool.js"
 
 export const BUILTIN_RUNNER = "builtin"
@@ -54,8 +55,11 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
           // BlobStore.write accepts only storage errors from its body: a pipeline failure
           // travels through it as a BlobError and is recovered here.
           const failure = yield* Ref.make(Option.none<ProviderFailure>())
-          const output = denoiseToMp3(store.read(request.inputKey), {
+          const output = denoiseToOutput(store.read(request.inputKey), {
             bitrateKbps: request.bitrateKbps,
+            strength: request.strength,
+            format: request.format,
+            loudness: request.loudness,
             durationSeconds: request.durationSeconds,
             onProgress: request.onProgress,
             ffmpegPath: options.ffmpegPath,
@@ -70,7 +74,7 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
                 Effect.zipRight(Effect.fail(new BlobError({ message: error.message, cause: error })))
               )))
           )
-          const written = yield* store.write(request.outputKey, output, { contentType: "audio/mpeg" }).pipe(
+          const written = yield* store.write(request.outputKey, output, { contentType: OUTPUT_FORMATS[request.format].contentType }).pipe(
             // A storage fault (input or output) is this service's failure, not the provider's.
             Effect.catchAll((error) =>
               Effect.flatMap(Ref.get(failure), Option.match({ onSome: Effect.fail, onNone: () => Effect.die(error) }))),

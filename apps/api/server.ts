@@ -24,6 +24,7 @@ import { DrainingLive } from "./operations/readiness.js"
 import { FakeCheckoutRoutes } from "./fake-checkout.js"
 import { pageRoutes } from "./pages.js"
 import { StatusProbeLive } from "./status.js"
+import { WebRoutes } from "./web.js"
 
 export const VERSION = "1.0.0"
 
@@ -73,7 +74,7 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
   )
   return HttpApiBuilder.serve().pipe(
     Layer.provide(Layer.mergeAll(
-      storageRoutes, pageRoutes(options.publicBaseUrl), FakeCheckoutRoutes, HttpApiScalar.layer({ path: "/docs", scalar: SCALAR_CONFIG }), EdgeLive
+      storageRoutes, pageRoutes(options.publicBaseUrl), WebRoutes, FakeCheckoutRoutes, HttpApiScalar.layer({ path: "/docs", scalar: SCALAR_CONFIG }), EdgeLive
     )),
     Layer.provide(api),
     Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl))),

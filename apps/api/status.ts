@@ -32,7 +32,7 @@ export const StatusProbeLive = (options: { readonly gpuConfigured: boolean }) =>
         const [database, queue, storage] = yield* Effect.all([
           check(Effect.flatMap(AccountRepo, (accounts) => accounts.get("acct_status_probe"))),
           check(Effect.flatMap(JobRepo, (jobs) => jobs.lapsedLeases(now, 1))),
-          check(Effect.flatMap(BlobStore, (blobs) => blobs.stat(sample.storageKey)).pipe(Effect.flatMap(Option.match({
+          check(Effect.flatMap(BlobStore, (blobs) => blobs.stat(sample.mp3.storageKey)).pipe(Effect.flatMap(Option.match({
             onNone: () => Effect.fail("sample missing"),
             onSome: Effect.succeed
           }))))

@@ -780,6 +780,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/dashboard/jobs/{job_id}/output": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a download link for a job's output
+         * @description A fresh signed download link (1 hour) for a succeeded job's output, as GET /v1/jobs/{job_id}/output gives an API key.
+         */
+        get: operations["dashboard.getDashboardJobOutput"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/payments": {
         parameters: {
             query?: never;
@@ -926,6 +946,10 @@ export interface components {
             code: string;
             message: string;
         };
+        DenoiseOutputIn: {
+            format?: ("mp3" | "wav" | "flac" | "opus") | null;
+            loudness?: number | null;
+        };
         Job: {
             id: string;
             /** @enum {string} */
@@ -941,6 +965,7 @@ export interface components {
              */
             progress: number;
             input: components["schemas"]["JobInput"];
+            options: components["schemas"]["JobOptions"];
             output: components["schemas"]["JobOutput"] | null;
             cost: components["schemas"]["JobCost"];
             receipt: components["schemas"]["JobReceipt"];
@@ -954,6 +979,17 @@ export interface components {
         JobInput: {
             file: string;
             duration_seconds: number;
+        };
+        JobOptions: {
+            strength: number | null;
+            output: {
+                /**
+                 * @description mp3 (192 kbps), wav (PCM 16-bit), flac, or opus (Ogg, 96 kbps); the output filename's extension follows it.
+                 * @enum {string}
+                 */
+                format: "mp3" | "wav" | "flac" | "opus";
+                loudness: number | null;
+            };
         };
         JobOutput: {
             format: string;
@@ -1127,6 +1163,8 @@ export interface components {
             available_micros: components["schemas"]["Int"];
             currency: string;
             display: string;
+            balance_display: string;
+            reserved_display: string;
             has_purchased: boolean;
             lots: components["schemas"]["Lot"][];
             lots_truncated: boolean;
@@ -1138,6 +1176,8 @@ export interface components {
             expires_at: string;
             /** @enum {string} */
             source: "purchase" | "grant";
+            amount_display: string;
+            remaining_display: string;
         };
         CheckoutResponse: {
             checkout_id: string;
@@ -1210,6 +1250,7 @@ export interface components {
              */
             progress: number;
             input: components["schemas"]["JobInput"];
+            options: components["schemas"]["JobOptions"];
             output: components["schemas"]["JobOutput"] | null;
             cost: components["schemas"]["JobCost"];
             receipt: components["schemas"]["JobReceipt"];
@@ -1242,6 +1283,7 @@ export interface components {
              */
             progress: number;
             input: components["schemas"]["JobInput"];
+            options: components["schemas"]["JobOptions"];
             output: components["schemas"]["JobOutput"] | null;
             cost: components["schemas"]["JobCost"];
             receipt: components["schemas"]["JobReceipt"];
@@ -3165,6 +3207,8 @@ export interface operations {
                      */
                     file: string;
                     model?: string | null;
+                    strength?: number | null;
+                    output?: components["schemas"]["DenoiseOutputIn"] | null;
                 };
             };
         };
@@ -11602,6 +11646,263 @@ export interface operations {
             };
             /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
             409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "dashboard.getDashboardJobOutput": {
+        parameters: {
+            query?: {
+                mode?: "live" | "test";
+            };
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OutputLink */
+            200: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutputLink"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (output_expired) */
+            410: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;

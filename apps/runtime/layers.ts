@@ -9,7 +9,9 @@ import { join } from "node:path"
 import { FfmpegAudioProbe } from "../../adapters/ffmpeg/probe.js"
 import { makeHttpProvider, makeRoutingProvider } from "../../adapters/http-provider/index.js"
 import { BUILTIN_RUNNER, RnnoiseProvider } from "../../adapters/rnnoise/provider.js"
-import { TEST_MODE_SAMPLE_BITRATE_KBPS, TEST_MODE_SAMPLE_CONTENT_TYPE, TEST_MODE_SAMPLE_PATH } from "../../adapters/ffmpeg/sample.js"
+import {
+  TEST_MODE_SAMPLE_BITRATE_KBPS, TEST_MODE_SAMPLE_DURATION_SECONDS, TEST_MODE_SAMPLE_PATH, testModeSamplePath
+} from "../../adapters/ffmpeg/sample.js"
 import { LocalStorageConfig, localStorageRoutes, makeLocalStorage, sweepStale } from "../../adapters/local-storage/index.js"
 import { MemoryPersistence } from "../../adapters/memory/index.js"
 import { embeddedPostgresLayer } from "../../adapters/embedded-postgres/index.js"
@@ -19,6 +21,7 @@ import { RandomIds } from "../../adapters/webcrypto/ids.js"
 import { makeWebhookSender } from "../../adapters/webhook-http/sender.js"
 import { DEFAULT_MODEL_DEFINITIONS, makeCatalog, ModelCatalog } from "../../core/domain/catalog.js"
 import { DeploymentSecrets, TestSample } from "../../core/domain/deployment.js"
+import { OUTPUT_FORMATS, type OutputFormat, outputBitrateKbps } from "../../core/domain/denoise-options.js"
 import { DEFAULT_LIMITS, type Limits, LimitsConfig } from "../../core/domain/limits.js"
 import { BlobError, BlobStore } from "../../core/ports/blob-store.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
@@ -37,18 +40,27 @@ import type { DeploymentKeys } from "./secrets.js"
 
 export const SAMPLE_STORAGE_KEY = "samples/test-mode.mp3"
 
-/** Puts the shipped sample MP3 into the blob store once; every test-mode job returns it. */
+const sampleStorageKey = (format: OutputFormat) => `samples/test-mode.${OUTPUT_FORMATS[format].extension}`
+
+/** Puts the shipped sample into the blob store once, in every output format; every test-mode job returns one. */
 export const TestSampleLive = Layer.effect(TestSample, Effect.gen(function*() {
   const blobs = yield* BlobStore
-  const stored = yield* blobs.stat(SAMPLE_STORAGE_KEY)
-  const sizeBytes = Option.isSome(stored)
-    ? stored.value.sizeBytes
-    : (yield* blobs.write(
-      SAMPLE_STORAGE_KEY,
-      NodeStream.fromReadable(() => createReadStream(TEST_MODE_SAMPLE_PATH), (cause) => new BlobError({ message: "cannot read the sample MP3", cause })),
-      { contentType: TEST_MODE_SAMPLE_CONTENT_TYPE }
-    )).sizeBytes
-  return { storageKey: SAMPLE_STORAGE_KEY, sizeBytes, bitrateKbps: TEST_MODE_SAMPLE_BITRATE_KBPS, format: "mp3" as const }
+  const store = (format: OutputFormat) => Effect.gen(function*() {
+    const key = sampleStorageKey(format)
+    const path = format === "mp3" ? TEST_MODE_SAMPLE_PATH : testModeSamplePath(OUTPUT_FORMATS[format].extension)
+    const stored = yield* blobs.stat(key)
+    const sizeBytes = Option.isSome(stored)
+      ? stored.value.sizeBytes
+      : (yield* blobs.write(
+        key,
+        NodeStream.fromReadable(() => createReadStream(path), (cause) => new BlobError({ message: `cannot read the ${format} sample`, cause })),
+        { contentType: OUTPUT_FORMATS[format].contentType }
+      )).sizeBytes
+    const bitrateKbps = outputBitrateKbps(format, sizeBytes, TEST_MODE_SAMPLE_DURATION_SECONDS, format === "mp3" ? TEST_MODE_SAMPLE_BITRATE_KBPS : undefined)
+    return { storageKey: key, sizeBytes, bitrateKbps, format }
+  })
+  const [mp3, wav, flac, opus] = yield* Effect.all([store("mp3"), store("wav"), store("flac"), store("opus")])
+  return { mp3, wav, flac, opus }
 }).pipe(Effect.orDie))
 
 /** Where the embedded PostgreSQL of a data directory lives (adapters/embedded-postgres). */

@@ -19,6 +19,7 @@
 import { Cause, Clock, Duration, Effect, Exit, FiberSet, Metric, Option, Queue, Ref } from "effect"
 import { BUILTIN_RUNNER } from "../../adapters/rnnoise/provider.js"
 import { findModel, ModelCatalog } from "../../core/domain/catalog.js"
+import { OUTPUT_FORMATS, type OutputFormat, outputBitrateKbps } from "../../core/domain/denoise-options.js"
 import { LimitsConfig } from "../../core/domain/limits.js"
 import type { JobRecord } from "../../core/domain/records.js"
 import * as Metrics from "../../core/observability/metrics.js"
@@ -40,7 +41,7 @@ export interface WorkerLoopOptions {
 
 export type JobOutcome = "succeeded" | "failed" | "lease_lost"
 
-export const outputKey = (jobId: string) => `outputs/${jobId}.mp3`
+export const outputKey = (jobId: string, format: OutputFormat = "mp3") => `outputs/${jobId}.${OUTPUT_FORMATS[format].extension}`
 
 /** Renews the lease every leaseMs / 3 with the latest progress; completes only once the lease is lost. */
 const holdLease = (job: JobRecord, owner: string, progress: Ref.Ref<number>) =>
@@ -99,9 +100,12 @@ const runJob = (job: JobRecord, owner: string) =>
       jobId: job.id,
       model: job.model,
       inputKey: job.inputStorageKey,
-      outputKey: outputKey(job.id),
+      outputKey: outputKey(job.id, job.options.format),
       bitrateKbps: model.value.output.bitrateKbps,
       durationSeconds: job.durationSeconds,
+      strength: job.options.strength,
+      format: job.options.format,
+      loudness: job.options.loudness,
       onProgress: (fraction) => Ref.set(progress, fraction)
     }
     // Whichever ends first wins; the other is interrupted (a lost lease stops the model).
@@ -115,7 +119,9 @@ const runJob = (job: JobRecord, owner: string) =>
     }
     const exit = ended.value
     if (Exit.isSuccess(exit)) {
-      const output = { storageKey: request.outputKey, sizeBytes: exit.value.sizeBytes, bitrateKbps: request.bitrateKbps, format: "mp3" }
+      const { sizeBytes } = exit.value
+      const bitrateKbps = outputBitrateKbps(request.format, sizeBytes, job.durationSeconds, request.format === "mp3" ? request.bitrateKbps : undefined)
+      const output = { storageKey: request.outputKey, sizeBytes, bitrateKbps, format: request.format }
       return yield* finishing(succeedJob(job.id, owner, output), "succeeded")
     }
     const failure = Cause.failureOption(exit.cause)

@@ -1,12 +1,16 @@
 import { Context } from "effect"
+import type { OutputFormat } from "./denoise-options.js"
 
-/** The shipped MP3 every test-mode job returns, stored once in the blob store at start. */
-export interface TestModeSample {
+/** One stored copy of the shipped sample. */
+export interface SampleObject {
   readonly storageKey: string
   readonly sizeBytes: number
   readonly bitrateKbps: number
-  readonly format: "mp3"
+  readonly format: OutputFormat
 }
+
+/** The shipped sample every test-mode job returns, in each output format, stored once in the blob store at start. */
+export type TestModeSample = { readonly [format in OutputFormat]: SampleObject }
 
 export class TestSample extends Context.Tag("hush/TestSample")<TestSample, TestModeSample>() {}
 

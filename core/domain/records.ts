@@ -4,6 +4,7 @@
  * produced from records by core/services/present.ts.
  */
 import { Schema } from "effect"
+import { JobOptionsRecord } from "./denoise-options.js"
 import {
   AccountStatus, FileStatus, JobErrorCode, JobStatus, LedgerKind, LotSource, Mode, Scope, Task,
   WebhookDeliveryStatus, WebhookEndpointStatus, WebhookEventType
@@ -106,6 +107,8 @@ export class JobRecord extends Schema.Class<JobRecord>("JobRecord")({
   inputFilename: Schema.String,
   inputStorageKey: Schema.String,
   durationSeconds: Schema.Number,
+  /** What the job was asked for (strength, output format, loudness); never part of its price. */
+  options: JobOptionsRecord,
   pricing: JobPricing,
   chargedMicros: Schema.NullOr(Micros),
   /** The capture's ledger entry, once charged. */

@@ -1,4 +1,5 @@
 import { Context, Data, Effect } from "effect"
+import type { OutputFormat } from "../domain/denoise-options.js"
 
 /** The provider could not produce the output: the job fails with `provider_error`, no charge. */
 export class ProviderFailure extends Data.TaggedError("ProviderFailure")<{
@@ -12,13 +13,19 @@ export interface DenoiseRequest {
   readonly model: string
   readonly inputKey: string
   readonly outputKey: string
+  /** The MP3 bitrate (the model's); other formats have their own (core/domain/denoise-options.ts). */
   readonly bitrateKbps: number
   readonly durationSeconds: number
+  /** 0…1, or null: the provider's default, which never makes clean speech worse. */
+  readonly strength: number | null
+  readonly format: OutputFormat
+  /** EBU R128 integrated target in LUFS with a −1 dBTP ceiling, or null: level unchanged. */
+  readonly loudness: number | null
   /** Called as work advances, with a fraction 0…1. */
   readonly onProgress: (fraction: number) => Effect.Effect<void>
 }
 
-/** Runs a model: reads the input object, writes the MP3 output object. */
+/** Runs a model: reads the input object, writes the output object in the requested format. */
 export class DenoiseProvider extends Context.Tag("hush/DenoiseProvider")<DenoiseProvider, {
   /** Provider names (as in a model's `provider`) this deployment can run. */
   readonly providers: ReadonlyArray<string>

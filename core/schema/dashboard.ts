@@ -127,12 +127,18 @@ export const Lot = Schema.Struct({
   remaining_micros: Micros,
   purchased_at: Timestamp,
   expires_at: Timestamp,
-  source: LotSource
+  source: LotSource,
+  /** `amount_micros` and `remaining_micros` as money strings (`$20.00`). */
+  amount_display: Schema.String,
+  remaining_display: Schema.String
 }).annotations({ identifier: "Lot" })
 export type Lot = typeof Lot.Type
 
 export class DashboardCredits extends Schema.Class<DashboardCredits>("DashboardCredits")({
   ...Credits.fields,
+  /** `balance_micros` and `reserved_micros` as money strings (`display` is the available amount). */
+  balance_display: Schema.String,
+  reserved_display: Schema.String,
   has_purchased: Schema.Boolean,
   /** At most 100. */
   lots: Schema.Array(Lot),

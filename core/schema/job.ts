@@ -1,6 +1,29 @@
 import { Schema } from "effect"
 import { JobErrorCode, JobStatus, Mode, Task } from "../domain/enums.js"
+import { LOUDNESS_MAX_LUFS, LOUDNESS_MIN_LUFS, OutputFormat } from "../domain/denoise-options.js"
 import { constant, Micros, NextCursor, Timestamp } from "./common.js"
+
+const Strength = Schema.Number.pipe(Schema.finite(), Schema.between(0, 1)).annotations({
+  description: "How much of the estimated noise is removed, 0–1: what is left is at least (1 − strength) of the input's noise in amplitude (0.9 → −20 dB; 1 removes all it can; 0 returns the input's sound unchanged)."
+})
+
+const Loudness = Schema.Number.pipe(Schema.finite(), Schema.between(LOUDNESS_MIN_LUFS, LOUDNESS_MAX_LUFS)).annotations({
+  description: "EBU R128 integrated loudness target in LUFS (−31 to −9); the true peak is kept at or below −1 dBTP."
+})
+
+const Format = OutputFormat.annotations({
+  description: "mp3 (192 kbps), wav (PCM 16-bit), flac, or opus (Ogg, 96 kbps); the output filename's extension follows it."
+})
+
+/** The options a job ran with: `strength` null means the service's adaptive default. */
+export const JobOptions = Schema.Struct({
+  strength: Schema.NullOr(Strength),
+  output: Schema.Struct({
+    format: Format,
+    loudness: Schema.NullOr(Loudness)
+  })
+}).annotations({ identifier: "JobOptions" })
+export type JobOptions = typeof JobOptions.Type
 
 export const JobInput = Schema.Struct({
   /** The file id. */
@@ -50,6 +73,7 @@ export class Job extends Schema.Class<Job>("Job")({
   /** 0 while queued, rising to 1 while processing, 1 on success. */
   progress: Schema.Number.pipe(Schema.between(0, 1)),
   input: JobInput,
+  options: JobOptions,
   output: Schema.NullOr(JobOutput),
   cost: JobCost,
   receipt: JobReceipt,
@@ -69,7 +93,15 @@ export class JobPage extends Schema.Class<JobPage>("JobPage")({
 export const DenoiseIn = Schema.Struct({
   file: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)),
   /** Omitted or null: the task's default model. */
-  model: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(200))))
+  model: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(200)))),
+  /** Omitted or null: the service's default, chosen per file so that clean speech is never made worse. */
+  strength: Schema.optional(Schema.NullOr(Strength)),
+  output: Schema.optional(Schema.NullOr(Schema.Struct({
+    /** Omitted or null: mp3. */
+    format: Schema.optional(Schema.NullOr(Format)),
+    /** Omitted or null: the level is left as it is. */
+    loudness: Schema.optional(Schema.NullOr(Loudness))
+  }).annotations({ identifier: "DenoiseOutputIn" })))
 }).annotations({ identifier: "DenoiseIn" })
 export type DenoiseIn = typeof DenoiseIn.Type
 

@@ -1,6 +1,7 @@
 /** The spec's job operations on behalf of an API caller: create, read, list, cancel, output. */
 import { Clock, Effect, Either, Option } from "effect"
 import { findModel, isUsable, ModelCatalog } from "../domain/catalog.js"
+import { DEFAULT_OUTPUT_FORMAT, JobOptionsRecord, OUTPUT_FORMATS, type OutputFormat } from "../domain/denoise-options.js"
 import type { JobStatus } from "../domain/enums.js"
 import { LimitsConfig } from "../domain/limits.js"
 import { JobPricing, JobRecord } from "../domain/records.js"
@@ -42,7 +43,27 @@ const modelNotAvailable = (id: string, why: string) =>
  * file ready, model usable, audio length, file size, available credit. The hold and the job
  * are written in one transaction.
  */
-export const createDenoiseJob = (caller: Caller, request: { readonly file: string; readonly model?: string | null }) =>
+export interface DenoiseJobRequest {
+  readonly file: string
+  readonly model?: string | null | undefined
+  /** Already validated by the wire schema (core/schema/job.ts): 0–1. */
+  readonly strength?: number | null | undefined
+  readonly output?: {
+    readonly format?: OutputFormat | null | undefined
+    /** Already validated by the wire schema: −31…−9 LUFS. */
+    readonly loudness?: number | null | undefined
+  } | null | undefined
+}
+
+/** The options a job records: absent and null mean the defaults. */
+export const jobOptions = (request: DenoiseJobRequest) =>
+  new JobOptionsRecord({
+    strength: request.strength ?? null,
+    format: request.output?.format ?? DEFAULT_OUTPUT_FORMAT,
+    loudness: request.output?.loudness ?? null
+  })
+
+export const createDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
   Effect.gen(function*() {
     yield* requireScope(caller.scopes, ["jobs:write"])
     yield* checkCanCreateJob(caller.account)
@@ -79,6 +100,7 @@ export const createDenoiseJob = (caller: Caller, request: { readonly file: strin
       inputFilename: file.filename,
       inputStorageKey: file.storageKey,
       durationSeconds: duration,
+      options: jobOptions(request),
       pricing: new JobPricing({
         billableSeconds: price.billableSeconds,
         minimumApplied: price.minimumApplied,
@@ -170,14 +192,18 @@ export const jobsPage = (caller: JobOwner, request: JobListRequest) =>
     return { data: page, nextCursor }
   })
 
-/** The download name: the input's name without its extension (made safe: downloadStem), then `.denoised.mp3`. */
-export const outputFilename = (inputFilename: string): string => `${downloadStem(inputFilename)}.denoised.mp3`
+/** The download name: the input's name without its extension (made safe: downloadStem), then `.denoised.` and the format's extension. */
+export const outputFilename = (inputFilename: string, format: OutputFormat = DEFAULT_OUTPUT_FORMAT): string =>
+  `${downloadStem(inputFilename)}.denoised.${OUTPUT_FORMATS[format].extension}`
 
 /** `GET /v1/jobs/{id}/output`: a fresh signed link valid for one hour. */
 export const getOutputLink = (caller: Caller, id: string) =>
+  Effect.zipRight(requireScope(caller.scopes, ["jobs:read"]), outputLinkOf(caller, id))
+
+/** A fresh signed link to the output of the owner's job (the API's and the dashboard's download). */
+export const outputLinkOf = (owner: JobOwner, id: string) =>
   Effect.gen(function*() {
-    yield* requireScope(caller.scopes, ["jobs:read"])
-    const job = yield* ownedJob(caller, id)
+    const job = yield* ownedJob(owner, id)
     if (job.status !== "succeeded" || job.output === null) {
       return yield* new JobNotSucceeded({ detail: `job ${job.id} is ${job.status}; its output exists only once it has succeeded` })
     }
@@ -188,8 +214,10 @@ export const getOutputLink = (caller: Caller, id: string) =>
       return yield* new OutputExpired({ detail: `the output of job ${job.id} was kept 7 days after success and has been deleted` })
     }
     const expiresAt = now + limits.outputLinkTtlMs
-    const filename = outputFilename(job.inputFilename)
+    const format = job.options.format
+    const filename = outputFilename(job.inputFilename, format)
+    const contentType = OUTPUT_FORMATS[format].contentType
     const url = yield* Effect.flatMap(BlobStore, (blobs) =>
-      blobs.signDownload({ key: job.output!.storageKey, filename, contentType: "audio/mpeg", expiresAt })).pipe(Effect.orDie)
+      blobs.signDownload({ key: job.output!.storageKey, filename, contentType, expiresAt })).pipe(Effect.orDie)
     return { url, expiresAt, filename }
   })

@@ -52,7 +52,7 @@ export const sweepLifecycle = Effect.gen(function*() {
   for (const job of dueOutputs) {
     if (job.output === null) continue
     // every test-mode job shares the shipped sample: it is never deleted
-    if (job.output.storageKey !== sample.storageKey) yield* blobs.delete(job.output.storageKey)
+    if (!Object.values(sample).some((stored) => stored.storageKey === job.output!.storageKey)) yield* blobs.delete(job.output.storageKey)
     yield* jobs.update(new JobRecord({ ...job, output: new JobOutputRecord({ ...job.output, deletedAt: now }) }))
     expiredOutputs++
   }

@@ -67,13 +67,17 @@ export const presentDashboardCredits = (
 ): DashboardCredits =>
   new DashboardCredits({
     ...presentCredits(credits),
+    balance_display: formatMicros(credits.balanceMicros),
+    reserved_display: formatMicros(credits.reservedMicros),
     has_purchased: account.hasPurchased,
     lots: lots.map((lot) => ({
       amount_micros: lot.amountMicros,
       remaining_micros: lot.remainingMicros,
       purchased_at: toIso(lot.purchasedAt),
       expires_at: toIso(lot.expiresAt),
-      source: lot.source
+      source: lot.source,
+      amount_display: formatMicros(lot.amountMicros),
+      remaining_display: formatMicros(lot.remainingMicros)
     })),
     lots_truncated: truncated
   })

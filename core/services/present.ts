@@ -19,6 +19,10 @@ export const presentJob = (job: JobRecord, limits: Limits): Job =>
     status: job.status,
     progress: job.progress,
     input: { file: job.fileId, duration_seconds: job.durationSeconds },
+    options: {
+      strength: job.options.strength,
+      output: { format: job.options.format, loudness: job.options.loudness }
+    },
     output: job.output === null ? null : {
       format: job.output.format,
       bitrate_kbps: job.output.bitrateKbps,

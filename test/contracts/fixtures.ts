@@ -9,6 +9,7 @@ import {
   AccountRecord, FileErrorRecord, FileRecord, HoldDraw, HoldRecord, IdempotencyRecord, JobErrorRecord,
   JobOutputRecord, JobPricing, JobRecord, KeyRecord, LedgerEntryRecord, LotRecord, MultipartState
 } from "../../core/domain/records.js"
+import { JobOptionsRecord } from "../../core/domain/denoise-options.js"
 
 /** A fixed instant (2023-11-14T22:13:20Z): the contracts pass time explicitly, never read a clock. */
 export const T0 = 1_700_000_000_000
@@ -126,6 +127,7 @@ export const makeJob = (o: Overrides<typeof JobRecord> = {}): JobRecord => {
     inputFilename: "interview.wav",
     inputStorageKey: "inputs/file_fixture",
     durationSeconds: 123.456,
+    options: new JobOptionsRecord({ strength: 0.8, format: "flac", loudness: -16 }),
     pricing: pricing(),
     chargedMicros: null,
     ledgerTxnId: null,

@@ -209,7 +209,7 @@ describe("login, logout and sessions", () => {
     for (const [method, path] of [
       ["GET", "/v1/auth/session"], ["POST", "/v1/auth/logout"], ["POST", "/v1/auth/email/resend"], ["GET", "/v1/dashboard/account"],
       ["GET", "/v1/dashboard/keys"], ["GET", "/v1/dashboard/credits"], ["GET", "/v1/dashboard/ledger"], ["GET", "/v1/dashboard/usage"],
-      ["GET", "/v1/dashboard/jobs"], ["GET", "/v1/dashboard/jobs/job_x"], ["POST", "/v1/dashboard/keys/key_x/revoke"]
+      ["GET", "/v1/dashboard/jobs"], ["GET", "/v1/dashboard/jobs/job_x"], ["GET", "/v1/dashboard/jobs/job_x/output"], ["POST", "/v1/dashboard/keys/key_x/revoke"]
     ] as const) {
       await expectProblem(server, await anonymous.request(method, path), 401, "unauthorized")
     }

@@ -101,6 +101,25 @@ describe("hush denoise, test mode", { timeout: 120_000 }, () => {
     expect(JSON.parse(models.stdout).data.map((m: { id: string }) => m.id)).toContain("xiph/rnnoise")
   })
 
+  it("--strength, --format and --loudness reach the job; the saved output is in that format, named after it", async () => {
+    const run = await hush(["denoise", path("interview.wav"), "--strength", "0.5", "--format", "wav", "--loudness", "-16", "--json"], env())
+    expect(run.code, run.stderr).toBe(0)
+    const result = JSON.parse(run.stdout)
+    expect(result.job.options).toEqual({ strength: 0.5, output: { format: "wav", loudness: -16 } })
+    expect(result.output.path).toMatch(/\.wav$/)
+    const saved = await readFile(result.output.path)
+    expect(saved.subarray(0, 4).toString("latin1")).toBe("RIFF")
+    expect(saved.subarray(8, 12).toString("latin1")).toBe("WAVE")
+  })
+
+  it("an option out of range is a usage error (exit 2) before anything is uploaded", async () => {
+    proxy.puts.length = 0
+    const run = await hush(["denoise", path("interview.wav"), "--strength", "1.5"], env())
+    expect(run.code).toBe(2)
+    expect(run.stderr).toMatch(/strength/)
+    expect(proxy.puts).toHaveLength(0)
+  })
+
   it("--no-wait prints the job id at once; cancelling a finished job exits 6 with the problem", async () => {
     const run = await hush(["denoise", path("interview.wav"), "--no-wait"], env())
     expect(run.code, run.stderr).toBe(0)

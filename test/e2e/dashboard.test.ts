@@ -139,7 +139,7 @@ describe("dashboard", () => {
     const empty = await browser.request("GET", "/v1/dashboard/credits")
     expect(empty.json).toEqual({
       balance_micros: 0, reserved_micros: 0, available_micros: 0, currency: "usd", display: "$0.00",
-      has_purchased: false, lots: [], lots_truncated: false
+      balance_display: "$0.00", reserved_display: "$0.00", has_purchased: false, lots: [], lots_truncated: false
     })
     await server.run(grantCredit(accountId, 5_000_000))
     clock.advance(DAY)
@@ -147,6 +147,8 @@ describe("dashboard", () => {
     const credits = await browser.request("GET", "/v1/dashboard/credits")
     expect(credits.json).toMatchObject({ balance_micros: 5_001_230, reserved_micros: 0, available_micros: 5_001_230, display: "$5.00123", lots_truncated: false })
     expect(credits.json.lots.map((l: any) => [l.amount_micros, l.remaining_micros, l.source])).toEqual([[5_000_000, 5_000_000, "grant"], [1_230, 1_230, "grant"]])
+    expect(credits.json).toMatchObject({ balance_display: "$5.00123", reserved_display: "$0.00" })
+    expect(credits.json.lots.map((l: any) => [l.amount_display, l.remaining_display])).toEqual([["$5.00", "$5.00"], ["$0.00123", "$0.00123"]])
     for (const lot of credits.json.lots) {
       expect(Date.parse(lot.expires_at) - Date.parse(lot.purchased_at)).toBe(365 * DAY)
     }
@@ -320,10 +322,19 @@ describe("dashboard", () => {
     const testList = await a.browser.request("GET", "/v1/dashboard/jobs?mode=test&limit=1")
     expect(testList.json.data.map((j: any) => j.id)).toEqual([testJob.json.id])
 
+    // the output's download link (the dashboard's download button): only once succeeded
+    const output = await a.browser.request("GET", `/v1/dashboard/jobs/${testJob.json.id}/output?mode=test`)
+    expect(output.status, output.text).toBe(200)
+    expect(output.json.filename).toMatch(/\.denoised\.mp3$/)
+    expect((await fetch(output.json.url)).status).toBe(200)
+    await expectProblem(server, await a.browser.request("GET", `/v1/dashboard/jobs/${liveJob.json.id}/output`), 409, "job_not_succeeded")
+    await expectProblem(server, await a.browser.request("GET", `/v1/dashboard/jobs/${testJob.json.id}/output`), 404, "not_found")
+
     // another account sees none of it, whichever mode
     for (const id of [liveJob.json.id, testJob.json.id]) {
       for (const mode of ["live", "test"]) {
         await expectProblem(server, await b.browser.request("GET", `/v1/dashboard/jobs/${id}?mode=${mode}`), 404, "not_found")
+        await expectProblem(server, await b.browser.request("GET", `/v1/dashboard/jobs/${id}/output?mode=${mode}`), 404, "not_found")
       }
     }
     expect((await b.browser.request("GET", "/v1/dashboard/jobs?mode=test")).json.data).toEqual([])

@@ -229,7 +229,7 @@ export const expectIsoOrNull = (value: unknown) => {
 }
 
 const JOB_FIELDS = [
-  "id", "object", "task", "model", "status", "progress", "input", "output", "cost", "receipt", "error", "mode",
+  "id", "object", "task", "model", "status", "progress", "input", "options", "output", "cost", "receipt", "error", "mode",
   "created_at", "started_at", "finished_at"
 ]
 
@@ -244,6 +244,10 @@ export const expectJobShape = (job: any) => {
   expect(Object.keys(job.input).sort()).toEqual(["duration_seconds", "file"])
   expect(typeof job.input.file).toBe("string")
   expect(typeof job.input.duration_seconds).toBe("number")
+  expect(Object.keys(job.options).sort()).toEqual(["output", "strength"])
+  expect(Object.keys(job.options.output).sort()).toEqual(["format", "loudness"])
+  expect(["mp3", "wav", "flac", "opus"]).toContain(job.options.output.format)
+  if (job.options.strength !== null) expect(job.options.strength).toBeGreaterThanOrEqual(0)
   if (job.output !== null) {
     expect(Object.keys(job.output).sort()).toEqual(["bitrate_kbps", "expires_at", "format", "size_bytes"])
     expect(Number.isInteger(job.output.bitrate_kbps)).toBe(true)

@@ -48,6 +48,7 @@ const DASHBOARD: ReadonlyArray<readonly [string, string, string]> = [
   ["get", "/v1/dashboard/usage", "200"],
   ["get", "/v1/dashboard/jobs", "200"],
   ["get", "/v1/dashboard/jobs/{job_id}", "200"],
+  ["get", "/v1/dashboard/jobs/{job_id}/output", "200"],
   ["post", "/v1/dashboard/checkout", "201"],
   ["post", "/v1/webhooks/payments", "200"]
 ]

@@ -10,7 +10,12 @@ import { DeploymentSecrets, TestSample } from "../../core/domain/deployment.js"
 import { DEFAULT_LIMITS, type Limits, LimitsConfig } from "../../core/domain/limits.js"
 import { SequentialIds } from "./ids.js"
 
-export const TEST_SAMPLE = { storageKey: "samples/test-mode.mp3", sizeBytes: 48_000, bitrateKbps: 192, format: "mp3" } as const
+export const TEST_SAMPLE = {
+  mp3: { storageKey: "samples/test-mode.mp3", sizeBytes: 48_000, bitrateKbps: 192, format: "mp3" },
+  wav: { storageKey: "samples/test-mode.wav", sizeBytes: 192_044, bitrateKbps: 768, format: "wav" },
+  flac: { storageKey: "samples/test-mode.flac", sizeBytes: 53_000, bitrateKbps: 212, format: "flac" },
+  opus: { storageKey: "samples/test-mode.opus", sizeBytes: 30_000, bitrateKbps: 96, format: "opus" }
+} as const
 
 export const coreEnvironment = (options: {
   readonly limits?: Partial<Limits>

@@ -13,7 +13,9 @@
  * workers inherit this process's environment) and stopped when the run ends.
  *
  * First it makes the production build (scripts/build.mjs, about a second), which the tests of
- * real processes run (test/support/process.ts), so that they test what `npm start` runs.
+ * real processes run (test/support/process.ts), so that they test what `npm start` runs. That
+ * includes the web dashboard's assets (dist/web, for the browser tests), built only when they
+ * are missing or older than their sources (scripts/build-web.mjs keeps a hash of the inputs).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"

@@ -88,7 +88,12 @@ export const deleteAllRows = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     `SET LOCAL session_replication_role = replica; ${TABLES.map((t) => `DELETE FROM ${t};`).join(" ")}`
   )))
 
-export const TEST_SAMPLE = { storageKey: "samples/test-mode.mp3", sizeBytes: 48_000, bitrateKbps: 192, format: "mp3" } as const
+export const TEST_SAMPLE = {
+  mp3: { storageKey: "samples/test-mode.mp3", sizeBytes: 48_000, bitrateKbps: 192, format: "mp3" },
+  wav: { storageKey: "samples/test-mode.wav", sizeBytes: 192_044, bitrateKbps: 768, format: "wav" },
+  flac: { storageKey: "samples/test-mode.flac", sizeBytes: 53_000, bitrateKbps: 212, format: "flac" },
+  opus: { storageKey: "samples/test-mode.opus", sizeBytes: 30_000, bitrateKbps: 96, format: "opus" }
+} as const
 
 /** What the core's job and account services need, with the given persistence. */
 export const servicesOver = <ROut, E>(persistence: Layer.Layer<ROut, E>) =>

@@ -2,10 +2,10 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Mode } from "../../../core/domain/enums.js"
-import { Forbidden, IdempotencyKeyReused, NotFound, ProviderError } from "../../../core/errors.js"
+import { Forbidden, IdempotencyKeyReused, JobNotSucceeded, NotFound, OutputExpired, ProviderError } from "../../../core/errors.js"
 import {
   Account, AccountPatch, CheckoutRequest, CheckoutResponse, DashboardCredits, DashboardJobDetail, DashboardJobPage, JobListParams, KeyCreateRequest,
-  KeyCreateResponse, KeyList, KeyOut, LedgerPage, PageLimit, UsageQuery, UsageResponse
+  KeyCreateResponse, KeyList, KeyOut, LedgerPage, OutputLink, PageLimit, UsageQuery, UsageResponse
 } from "../../../core/schema/index.js"
 import { withSession } from "../edge/declare.js"
 import { STRICT } from "../edge/strict.js"
@@ -110,6 +110,15 @@ export const DashboardGroup = withSession(HttpApiGroup.make("dashboard")
       .annotate(OpenApi.Description, "The job, its key and its ledger entries, oldest first.")
       .setUrlParams(Schema.Struct({ mode: Schema.optional(Mode) }))
       .addSuccess(DashboardJobDetail)
+  )
+  .add(
+    HttpApiEndpoint.get("getDashboardJobOutput")`/v1/dashboard/jobs/${jobId}/output`
+      .setUrlParams(Schema.Struct({ mode: Schema.optional(Mode) }))
+      .addSuccess(OutputLink)
+      .annotate(OpenApi.Summary, "Get a download link for a job's output")
+      .addError(JobNotSucceeded)
+      .addError(OutputExpired)
+      .annotate(OpenApi.Description, "A fresh signed download link (1 hour) for a succeeded job's output, as GET /v1/jobs/{job_id}/output gives an API key.")
   )
   .addError(NotFound)
   .addError(Forbidden)

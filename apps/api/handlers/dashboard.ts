@@ -4,7 +4,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { LimitsConfig } from "../../../core/domain/limits.js"
 import {
-  CheckoutResponse, DashboardJobPage, KeyCreateResponse, KeyList, LedgerPage, UsageResponse
+  CheckoutResponse, DashboardJobPage, KeyCreateResponse, KeyList, LedgerPage, OutputLink, UsageResponse
 } from "../../../core/schema/index.js"
 import { revokeKey } from "../../../core/services/accounts.js"
 import { dashboardCredits, dashboardJob, dashboardJobs, ledgerPage, usageReport } from "../../../core/services/dashboard-reports.js"
@@ -12,8 +12,10 @@ import { createDashboardKey, listKeys, updateAccount } from "../../../core/servi
 import {
   presentAccount, presentDashboardCredits, presentDashboardJob, presentDashboardJobDetail, presentKey, presentLedgerEntry
 } from "../../../core/services/present-dashboard.js"
+import { outputLinkOf } from "../../../core/services/jobs.js"
 import { startCheckout } from "../../../core/services/payments.js"
 import { CurrentSession } from "../../../core/services/sessions.js"
+import { toIso } from "../../../core/time.js"
 import { HushApi } from "../definition.js"
 
 const markReplayed = HttpApp.appendPreResponseHandler((_request, response) =>
@@ -83,5 +85,9 @@ export const DashboardHandlers = HttpApiBuilder.group(HushApi, "dashboard", (han
       .handle("getDashboardJob", ({ path, urlParams }) =>
         Effect.flatMap(CurrentSession, (s) => dashboardJob(s.account.id, path.job_id, urlParams.mode)).pipe(
           Effect.map((found) => presentDashboardJobDetail(found.job, found.keys, found.ledger, limits))
+        ))
+      .handle("getDashboardJobOutput", ({ path, urlParams }) =>
+        Effect.flatMap(CurrentSession, (s) => outputLinkOf({ accountId: s.account.id, mode: urlParams.mode ?? "live" }, path.job_id)).pipe(
+          Effect.map((link) => new OutputLink({ url: link.url, expires_at: toIso(link.expiresAt), filename: link.filename }))
         ))
   }))

@@ -18,7 +18,7 @@ export const JobsHandlers = HttpApiBuilder.group(HushApi, "jobs", (handlers) =>
       .handle("createDenoiseJob", ({ payload }) =>
         Effect.gen(function*() {
           const caller = yield* CurrentCaller
-          const job = yield* createDenoiseJob(caller, { file: payload.file, model: payload.model ?? null })
+          const job = yield* createDenoiseJob(caller, payload)
           // test mode: no model runs; the sample result is attached at once, off the request path
           if (job.mode === "test") yield* background.finishTestJob(job.id)
           return present(job)

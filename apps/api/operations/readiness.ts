@@ -36,7 +36,7 @@ export const readiness = Effect.gen(function*() {
   const sample = yield* TestSample
   const [database, storage, rateLimitStore] = yield* Effect.all([
     check(Effect.flatMap(AccountRepo, (accounts) => accounts.get("acct_readiness_probe"))),
-    check(Effect.flatMap(BlobStore, (blobs) => blobs.stat(sample.storageKey)).pipe(Effect.flatMap(Option.match({
+    check(Effect.flatMap(BlobStore, (blobs) => blobs.stat(sample.mp3.storageKey)).pipe(Effect.flatMap(Option.match({
       onNone: () => Effect.fail("sample missing"),
       onSome: Effect.succeed
     })))),

@@ -105,9 +105,22 @@ const number = (name: string, value: string | undefined, min: number, max: numbe
   return parsed
 }
 
+/**
+ * `--loudness -16` as `--loudness=-16`: parseArgs takes a value starting with a dash for an
+ * option of its own and refuses it, yet every loudness target is negative.
+ */
+const joinNegativeValues = (args: ReadonlyArray<string>, options: Record<string, { type: "string" | "boolean" }>) =>
+  args.flatMap((arg, at) => {
+    const previous = at > 0 ? args[at - 1]! : ""
+    const next = args[at + 1]
+    if (/^-\d/.test(arg) && options[previous.replace(/^--/, "")]?.type === "string" && previous.startsWith("--")) return []
+    if (arg.startsWith("--") && options[arg.slice(2)]?.type === "string" && next !== undefined && /^-\d/.test(next)) return [`${arg}=${next}`]
+    return [arg]
+  })
+
 const parse = <const O extends Record<string, { type: "string" | "boolean"; short?: string }>>(args: ReadonlyArray<string>, options: O) => {
   try {
-    return parseArgs({ args: [...args], options: { ...options, json: { type: "boolean" } }, allowPositionals: true, strict: true })
+    return parseArgs({ args: joinNegativeValues(args, options), options: { ...options, json: { type: "boolean" } }, allowPositionals: true, strict: true })
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error))
   }

@@ -25,16 +25,7 @@ export class CliOutcome extends Data.TaggedError("CliOutcome")<{
   readonly json?: unknown
 }> {}
 
-/** The request fields each option needs; sent only when the API (this client's definition) has them. */
-const OPTION_FIELDS = { strength: "strength", format: "output", loudness: "output" } as const
-
 const denoisePayload = (command: DenoiseCommand, fileId: string): DenoiseIn => {
-  const fields = DenoiseIn.fields as Record<string, unknown>
-  for (const [flag, field] of Object.entries(OPTION_FIELDS)) {
-    if (command[flag as keyof typeof OPTION_FIELDS] !== undefined && !(field in fields)) {
-      throw new UsageError(`--${flag} is not supported by this version of the API yet`)
-    }
-  }
   const output = {
     ...(command.format === undefined ? {} : { format: command.format }),
     ...(command.loudness === undefined ? {} : { loudness: command.loudness })
@@ -44,7 +35,7 @@ const denoisePayload = (command: DenoiseCommand, fileId: string): DenoiseIn => {
     ...(command.model === undefined ? {} : { model: command.model }),
     ...(command.strength === undefined ? {} : { strength: command.strength }),
     ...(Object.keys(output).length === 0 ? {} : { output })
-  } as DenoiseIn
+  }
 }
 
 const pollInterval = (env: NodeJS.ProcessEnv) => {
@@ -65,8 +56,6 @@ export const denoise = (command: DenoiseCommand, hush: HushClient, io: CliIo, on
       catch: (error) => new UsageError(`cannot read ${command.input}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
     })
     if (!stat.isFile()) return yield* Effect.fail(new UsageError(`${command.input} is not a file`))
-    // refuse unsupported options before anything is uploaded
-    yield* Effect.try({ try: () => denoisePayload(command, "probe"), catch: (error) => error as UsageError })
     const progress = makeProgress(io.stderr)
     const apiKey = io.env.HUSH_API_KEY!.trim()
     const baseUrl = io.env.HUSH_BASE_URL?.trim() || "http://localhost:8787"
