@@ -8,6 +8,7 @@ import { Context, Effect } from "effect"
 import { STORAGE_PATH_PREFIX } from "../../../adapters/local-storage/config.js"
 import type { ApiError } from "../../../core/errors.js"
 import * as Metrics from "../../../core/observability/metrics.js"
+import { DASHBOARD_PAGES } from "../web.js"
 import { allEndpointFacts, pathMatches } from "./facts.js"
 
 /** Who called, filled in by the edge's middleware once known (edge/rules.ts), read when the answer is logged. */
@@ -48,6 +49,9 @@ export const routeOf = (method: string, pathname: string): string => {
   if (pathname.startsWith(`${STORAGE_PATH_PREFIX}/`)) return `${STORAGE_PATH_PREFIX}/*`
   if (pathname.startsWith("/errors/") && pathname.split("/").length === 3) return "/errors/:code"
   if (OTHER_ROUTES.has(pathname)) return pathname
+  const page = DASHBOARD_PAGES.find((t) => pathMatches(t, pathname))
+  if (page !== undefined) return page
+  if (pathname.startsWith("/assets/") && pathname.split("/").length === 3) return "/assets/:name"
   return "unmatched"
 }
 
