@@ -97,6 +97,16 @@ interface Purchase {
   lostOnce: boolean
 }
 
+/** The id of the lot the wallet has and the oracle does not yet (the one just credited). */
+const newLotId = (accountId: string, ref: ReferenceWallet) =>
+  Effect.gen(function*() {
+    const snapshot = yield* Effect.flatMap(WalletRepo, (w) => w.lock(accountId))
+    const known = ref.lotIds
+    const fresh = snapshot.lots.filter((lot) => !known.has(lot.id))
+    expect(fresh).toHaveLength(1)
+    return fresh[0]!.id
+  })
+
 const checkInvariants = (accountId: string, ref: ReferenceWallet, purchases: ReadonlyArray<Purchase>) =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
@@ -213,7 +223,7 @@ const runScenario = (ops: ReadonlyArray<Op>) =>
       switch (op._tag) {
         case "Credit": {
           yield* addCredit(accountId, { source: op.source, amountMicros: op.amount, reason: "property test" })
-          ref.credit(op.amount, now)
+          ref.credit(yield* newLotId(accountId, ref), op.amount, now)
           break
         }
         case "CreateJob": {
@@ -319,7 +329,7 @@ const runScenario = (ops: ReadonlyArray<Op>) =>
           })))
           const eventId = `evt_paid_${++eventIndex}`
           expect(yield* apply({ _tag: "CheckoutPaid", eventId, checkoutId, amountMicros: amount, paymentRef: `pi_${checkoutId}` })).toBe("credited")
-          purchases.push({ checkoutId, amount, lot: ref.credit(amount, now), paidEventId: eventId, refundedTotal: 0, dispute: null, lostOnce: false })
+          purchases.push({ checkoutId, amount, lot: ref.credit(yield* newLotId(accountId, ref), amount, now), paidEventId: eventId, refundedTotal: 0, dispute: null, lostOnce: false })
           break
         }
         case "Redeliver": {

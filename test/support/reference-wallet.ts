@@ -3,9 +3,10 @@
  * of the billing property tests. Mutable, no ledger, no ids: just the arithmetic of lots.
  */
 export interface RefLot {
+  /** The wallet's id of the lot: the last tie-break between lots bought at the same time. */
+  readonly id: string
   readonly expiresAt: number
   readonly purchasedAt: number
-  readonly order: number
   remaining: number
   expired: boolean
 }
@@ -54,12 +55,16 @@ export class ReferenceWallet {
     }
   }
 
-  credit(amount: number, now: number): RefLot {
+  credit(id: string, amount: number, now: number): RefLot {
     this.expire(now)
-    const lot = { expiresAt: now + this.lifetimeMs, purchasedAt: now, order: this.lots.length, remaining: amount, expired: false }
+    const lot = { id, expiresAt: now + this.lifetimeMs, purchasedAt: now, remaining: amount, expired: false }
     this.lots.push(lot)
     this.credited += amount
     return lot
+  }
+
+  get lotIds(): ReadonlySet<string> {
+    return new Set(this.lots.map((lot) => lot.id))
   }
 
   /** A refund of a purchase: at most what remains of its lot unheld; nothing once it expired. */
@@ -78,7 +83,9 @@ export class ReferenceWallet {
     if (amount > this.available) return false
     const draws: Array<{ lot: RefLot; micros: number }> = []
     let needed = amount
-    const candidates = this.lots.filter((l) => !l.expired).sort((a, b) => a.expiresAt - b.expiresAt || a.order - b.order)
+    // decisions.md: earliest expiry first; between equal expiries, the earlier bought, then the lower id
+    const candidates = this.lots.filter((l) => !l.expired)
+      .sort((a, b) => a.expiresAt - b.expiresAt || a.purchasedAt - b.purchasedAt || a.id.localeCompare(b.id))
     for (const lot of candidates) {
       const take = Math.min(needed, lot.remaining - this.heldOn(lot))
       if (take > 0) {
