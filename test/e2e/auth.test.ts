@@ -47,10 +47,10 @@ describe("authentication", () => {
       account_id: account.account.id,
       key_id: account.liveKeyId,
       mode: "live",
-      scopes: expect.arrayContaining(["files:write", "jobs:write", "jobs:read", "credits:read"]),
+      scopes: expect.arrayContaining(["files:write", "jobs:write", "jobs:read", "credits:read", "webhooks:write"]),
       balance: { balance_micros: 1_500_000, reserved_micros: 0, available_micros: 1_500_000, currency: "usd", display: "$1.50" }
     })
-    expect(me.json.scopes).toHaveLength(4)
+    expect(me.json.scopes).toHaveLength(5)
     const test = await call(server, "GET", "/v1/me", { key: account.testKey })
     expect(test.json).toMatchObject({ account_id: account.account.id, key_id: account.testKeyId, mode: "test" })
   })
