@@ -5,7 +5,7 @@
  *   unset, `/metrics` is off (404). `METRICS_PORT`: served on that port instead (same token),
  *   and 404 on the public one.
  * - `HUSH_LOG_FORMAT=json`: one JSON object a line (production); else Effect's readable logfmt.
- *   `HUSH_LOG_LEVEL` (trace, debug, info, warning, error; default info).
+ *   `HUSH_LOG_LEVEL` (trace, debug, info, warn, error, any case; default info).
  * - `OTEL_EXPORTER_OTLP_ENDPOINT`: traces exported by OTLP/HTTP (apps/runtime/tracing.ts); off unset.
  *
  * Every log line carries the current trace and span ids when a span is active.

@@ -69,11 +69,26 @@ export const webhookDeliveries = Metric.counter("hush_webhook_deliveries_total",
 
 /** Adds `amount` to a counter under the given labels. */
 export const count = (counter: Metric.Metric.Counter<number>, labels: Record<string, string>, amount = 1) =>
-  Metric.incrementBy(Metric.taggedWithLabels(counter, labelsOf(labels)), amount)
+  Metric.incrementBy(tagged(counter, labels), amount)
 
 /** Records a value in a histogram under the given labels. */
 export const observe = (histogram: Metric.Metric.Histogram<number>, labels: Record<string, string>, value: number) =>
-  Metric.update(Metric.taggedWithLabels(histogram, labelsOf(labels)), value)
+  Metric.update(tagged(histogram, labels), value)
+
+/**
+ * The metric under these labels, made once per label set: tagging builds a new key (labels,
+ * hash) each time, which cost the request path more than the update itself. Label values are
+ * bounded (route templates, codes, statuses), so the cache is too.
+ */
+const taggedCache = new WeakMap<object, Map<string, unknown>>()
+const tagged = <M extends Metric.Metric<any, any, any>>(metric: M, labels: Record<string, string>): M => {
+  let byLabels = taggedCache.get(metric)
+  if (byLabels === undefined) taggedCache.set(metric, byLabels = new Map())
+  const key = Object.entries(labels).map(([k, v]) => `${k}=${v}`).join("\u0000")
+  let found = byLabels.get(key) as M | undefined
+  if (found === undefined) byLabels.set(key, found = Metric.taggedWithLabels(metric, labelsOf(labels)) as M)
+  return found
+}
 
 /** Sets a gauge under the given labels. */
 export const setGauge = (gauge: Metric.Metric.Gauge<number>, labels: Record<string, string>, value: number) =>

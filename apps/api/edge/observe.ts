@@ -26,26 +26,40 @@ export const noteCaller = (caller: { readonly accountId: string; readonly keyId?
     if (caller.keyId !== undefined) facts.value.keyId = caller.keyId
   }))
 
-let templatesByMethod: Map<string, ReadonlyArray<string>> | undefined
-/** The HttpApi's templates by method, static segments first, as the router prefers them. */
+interface Template {
+  readonly path: string
+  /** Its segments, `null` where a parameter matches any non-empty segment. */
+  readonly segments: ReadonlyArray<string | null>
+}
+
+let templatesByMethod: Map<string, ReadonlyArray<Template>> | undefined
+/** The HttpApi's templates by method, split once, static segments first, as the router prefers them. */
 const templates = (method: string) => {
   if (templatesByMethod === undefined) {
-    const map = new Map<string, Array<string>>()
-    for (const facts of allEndpointFacts()) map.set(facts.method, [...(map.get(facts.method) ?? []), facts.path])
-    const params = (path: string) => path.split("/").filter((s) => s.startsWith(":")).length
+    const map = new Map<string, Array<Template>>()
+    for (const facts of allEndpointFacts()) {
+      const segments = facts.path.split("/").map((s) => (s.startsWith(":") ? null : s))
+      map.set(facts.method, [...(map.get(facts.method) ?? []), { path: facts.path, segments }])
+    }
+    const params = (t: Template) => t.segments.filter((s) => s === null).length
     for (const list of map.values()) list.sort((a, b) => params(a) - params(b))
     templatesByMethod = map
   }
   return templatesByMethod.get(method) ?? []
 }
 
+const matches = (template: Template, segments: ReadonlyArray<string>) =>
+  template.segments.length === segments.length &&
+  template.segments.every((want, i) => (want === null ? segments[i] !== "" : want === segments[i]))
+
 /** Routes outside the HttpApi with a bounded set of paths. */
 const OTHER_ROUTES = new Set(["/docs", "/v1/openapi.json", "/metrics", "/readyz"])
 
 /** The route template a request matched (`/v1/jobs/:job_id`); `unmatched` for no route: never the raw path. */
 export const routeOf = (method: string, pathname: string): string => {
-  const template = templates(method).find((t) => pathMatches(t, pathname))
-  if (template !== undefined) return template
+  const segments = pathname.split("/")
+  const template = templates(method).find((t) => matches(t, segments))
+  if (template !== undefined) return template.path
   if (pathname.startsWith(`${STORAGE_PATH_PREFIX}/`)) return `${STORAGE_PATH_PREFIX}/*`
   if (pathname.startsWith("/errors/") && pathname.split("/").length === 3) return "/errors/:code"
   if (OTHER_ROUTES.has(pathname)) return pathname
