@@ -9,14 +9,18 @@ import { ServiceUnavailable } from "../../core/errors.js"
 import { RateLimiter, type RateLimitBucket } from "../../core/ports/rate-limiter.js"
 import { decide } from "../../core/rules/token-bucket.js"
 
-/** KEYS[1] bucket; ARGV: capacity, refill per second, now (ms). Returns {allowed, tokens×1000}. */
-const TAKE = `
+/** KEYS[1] bucket; ARGV: capacity, refill per second, now (ms). Reads the bucket's state; `tokens` is nil when it has none. */
+const READ_STATE = `
 local capacity = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2])
 local now = tonumber(ARGV[3])
 local state = redis.call("HMGET", KEYS[1], "tokens", "updated")
 local tokens = tonumber(state[1])
 local updated = tonumber(state[2])
+`
+
+/** Takes a token. Returns {allowed, tokens×1000}. */
+const TAKE = `${READ_STATE}
 if tokens == nil then
   tokens = capacity
 else
@@ -33,13 +37,7 @@ return {allowed, math.floor(tokens * 1000)}
 `
 
 /** The same refill without a take or a write. Returns tokens×1000. */
-const PEEK = `
-local capacity = tonumber(ARGV[1])
-local rate = tonumber(ARGV[2])
-local now = tonumber(ARGV[3])
-local state = redis.call("HMGET", KEYS[1], "tokens", "updated")
-local tokens = tonumber(state[1])
-local updated = tonumber(state[2])
+const PEEK = `${READ_STATE}
 if tokens == nil then
   return math.floor(capacity * 1000)
 end

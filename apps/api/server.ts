@@ -5,7 +5,7 @@ import { BackgroundLive } from "./background.js"
 import { ServerInfo } from "./context.js"
 import { HushApi } from "./definition.js"
 import { EdgeLive } from "./edge/index.js"
-import { routeOf } from "./edge/observe.js"
+import { routeOfRequest } from "./edge/observe.js"
 import { EdgeRulesLive } from "./edge/rules.js"
 import { ErrorsBaseUrl } from "./edge/problem.js"
 import { AccountHandlers } from "./handlers/account.js"
@@ -79,6 +79,6 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
     Layer.provide(api),
     Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl))),
     // a request's span is named by its route template (`GET /v1/jobs/:job_id`), never its raw path
-    Layer.provide(Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => `${request.method} ${routeOf(request.method, request.url.split("?")[0]!)}`))
+    Layer.provide(Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => `${request.method} ${routeOfRequest(request)}`))
   )
 }

@@ -112,7 +112,7 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
     const answered = (response: HttpServerResponse.HttpServerResponse) =>
       Effect.zipRight(
         answeredProblem === undefined ? Effect.void : countProblem(answeredProblem),
-        recordAnswer({ requestId, method: request.method, pathname, status: response.status, seconds: (performance.now() - started) / 1000, facts })
+        recordAnswer({ requestId, request, status: response.status, seconds: (performance.now() - started) / 1000, facts })
       )
 
     const handled: HttpApp.Default<unknown> = !isCanonicalPath(pathname)

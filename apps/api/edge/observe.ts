@@ -56,6 +56,18 @@ const matches = (template: Template, segments: ReadonlyArray<string>) =>
 const OTHER_ROUTES = new Set(["/docs", "/v1/openapi.json", "/metrics", "/readyz"])
 
 /** The route template a request matched (`/v1/jobs/:job_id`); `unmatched` for no route: never the raw path. */
+const routeByRequest = new WeakMap<object, string>()
+
+/**
+ * The route template of a request, computed once: the request's span is named by it when the
+ * request starts and its metrics and log line use it again when it is answered.
+ */
+export const routeOfRequest = (request: { readonly method: string; readonly url: string }): string => {
+  let route = routeByRequest.get(request)
+  if (route === undefined) routeByRequest.set(request, route = routeOf(request.method, request.url.split("?")[0]!))
+  return route
+}
+
 export const routeOf = (method: string, pathname: string): string => {
   const segments = pathname.split("/")
   const template = templates(method).find((t) => matches(t, segments))
@@ -80,8 +92,7 @@ export const countProblem = (error: ApiError) =>
 
 export interface Answered {
   readonly requestId: string
-  readonly method: string
-  readonly pathname: string
+  readonly request: { readonly method: string; readonly url: string }
   readonly status: number
   readonly seconds: number
   readonly facts: RequestFacts
@@ -89,8 +100,9 @@ export interface Answered {
 
 /** The request's metrics and its one log line. */
 export const recordAnswer = (answer: Answered) => {
-  const route = routeOf(answer.method, answer.pathname)
-  const labels = { route, method: answer.method, status: String(answer.status) }
+  const route = routeOfRequest(answer.request)
+  const method = answer.request.method
+  const labels = { route, method, status: String(answer.status) }
   return Effect.all([
     Effect.annotateCurrentSpan({
       "hush.request_id": answer.requestId,
@@ -102,7 +114,7 @@ export const recordAnswer = (answer: Answered) => {
     Metrics.observe(Metrics.httpRequestDuration, labels, answer.seconds),
     Effect.logInfo("request").pipe(Effect.annotateLogs({
       requestId: answer.requestId,
-      method: answer.method,
+      method,
       route,
       status: answer.status,
       durationMs: Math.round(answer.seconds * 1e4) / 10,
