@@ -52,17 +52,66 @@ const statusKb = async (pid: number, field: string) => {
 const pssKb = async (pid: number) =>
   Number(/^Pss:\s+(\d+)/m.exec(await readFile(`/proc/${pid}/smaps_rollup`, "utf8").catch(() => ""))?.[1] ?? 0)
 
+/**
+ * Each process's parent, read once: reading every process's stat every 250 ms cost this bench
+ * ~12 % of a core on a busy shared machine, taken from the server it measures. A process
+ * keeps its parent (or is orphaned to init, which is no parent asked about here).
+ */
+const parents = new Map<number, number>()
 const children = async (pid: number) => {
   const found: Array<number> = []
+  const alive = new Set<number>()
   for (const name of await readdir("/proc")) {
     if (!/^\d+$/.test(name)) continue
-    const text = await readFile(`/proc/${name}/stat`, "utf8").catch(() => "")
-    if (Number(text.slice(text.lastIndexOf(")") + 2).split(" ")[1]) === pid) found.push(Number(name))
+    const id = Number(name)
+    alive.add(id)
+    let parent = parents.get(id)
+    if (parent === undefined) {
+      const text = await readFile(`/proc/${name}/stat`, "utf8").catch(() => "")
+      parent = Number(text.slice(text.lastIndexOf(")") + 2).split(" ")[1])
+      parents.set(id, parent)
+    }
+    if (parent === pid) found.push(id)
   }
+  for (const id of parents.keys()) if (!alive.has(id)) parents.delete(id)
   return found
 }
 
 const comm = (pid: number) => readFile(`/proc/${pid}/comm`, "utf8").then((s) => s.trim(), () => "")
+
+/** utime + stime (+ cutime + cstime: children waited for) of a process or thread, in seconds (USER_HZ is 100 on Linux). */
+const cpuSeconds = async (statPath: string, withChildren = false) => {
+  const text = await readFile(statPath, "utf8").catch(() => "")
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ").map(Number)
+  // after the comm: state is field 3, utime 14, stime 15, cutime 16, cstime 17 (1-based)
+  const own = (fields[11] ?? 0) + (fields[12] ?? 0)
+  return (withChildren ? own + (fields[13] ?? 0) + (fields[14] ?? 0) : own) / 100
+}
+
+/**
+ * CPU seconds spent so far by the server's main thread, its other threads (the RNNoise pool,
+ * V8 and libuv helpers), its finished children (ffmpeg), its PostgreSQL and this bench: unlike
+ * the wall time, their sum barely moves with other people's load on a shared machine.
+ */
+const cpuSnapshot = async (server: ChildProcess, dataDir: string) => {
+  const pid = server.pid!
+  const main = await cpuSeconds(`/proc/${pid}/task/${pid}/stat`)
+  const all = await cpuSeconds(`/proc/${pid}/stat`)
+  const withChildren = await cpuSeconds(`/proc/${pid}/stat`, true)
+  let postgres = 0
+  const postmaster = Number((await readFile(join(dataDir, "postgres", "data", "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0])
+  if (postmaster > 0) {
+    postgres += await cpuSeconds(`/proc/${postmaster}/stat`, true)
+    for (const backend of await children(postmaster)) postgres += await cpuSeconds(`/proc/${backend}/stat`)
+  }
+  const bench = process.cpuUsage()
+  return { main, threads: all - main, children: withChildren - all, postgres, bench: (bench.user + bench.system) / 1e6 }
+}
+
+const cpuSpent = (before: Awaited<ReturnType<typeof cpuSnapshot>>, after: typeof before) => {
+  const spent = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - before[k as keyof typeof before]]))
+  return spent as typeof before
+}
 
 interface Sample {
   readonly nodeRss: number
@@ -108,6 +157,9 @@ const sampler = (server: ChildProcess, dataDir: string) => {
   }
 }
 
+/** Servers being stopped on purpose: any other exit is reported. */
+const stopping = new WeakSet<ChildProcess>()
+
 // --- the server ------------------------------------------------------------------------------
 
 const startServer = async (dataDir: string, env: Record<string, string> = {}) => {
@@ -115,9 +167,16 @@ const startServer = async (dataDir: string, env: Record<string, string> = {}) =>
   const baseUrl = `http://127.0.0.1:${port}`
   // BENCH_SERVER_NODE_ARGS: extra node flags for the server (e.g. --cpu-prof --cpu-prof-dir=DIR)
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")
-  const server = spawn(process.execPath, ["--enable-source-maps", ...nodeArgs, join(here, "api.mjs")], {
+  const command = process.env.BENCH_SERVER_WRAP === undefined ? [process.execPath] : [...process.env.BENCH_SERVER_WRAP.split(" "), process.execPath]
+  const server = spawn(command[0]!, [...command.slice(1), "--enable-source-maps", ...nodeArgs, join(here, "api.mjs")], {
     env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, PUBLIC_BASE_URL: baseUrl, ...env },
-    stdio: ["ignore", "ignore", "inherit"]
+    stdio: ["ignore", process.env.BENCH_SERVER_STDOUT ? "inherit" : "ignore", "inherit"]
+  })
+  // a server that dies (or is killed) under the bench ends it rather than leaving it polling
+  server.once("exit", (code, signal) => {
+    if (stopping.has(server)) return
+    console.error(`the server exited early: code ${code}, signal ${signal}`)
+    process.exit(1)
   })
   const started = performance.now()
   for (;;) {
@@ -130,6 +189,7 @@ const startServer = async (dataDir: string, env: Record<string, string> = {}) =>
 }
 
 const stopServer = async (server: ChildProcess) => {
+  stopping.add(server)
   const exited = new Promise((resolve) => server.once("exit", resolve))
   server.kill("SIGTERM")
   await exited
@@ -194,6 +254,14 @@ const makeInput = async (dir: string, seconds: number) => {
 
 // --- the cases -------------------------------------------------------------------------------
 
+/**
+ * How the bench learns that its jobs ended: by default one `GET /v1/jobs` page per 100 ms (per
+ * second for one job); with --poll-each a `GET /v1/jobs/{id}` per pending job each time, as a
+ * client without the list would (40 jobs: ~400 requests a second that the server answers on the
+ * cores the jobs need).
+ */
+const pollEach = process.argv.includes("--poll-each")
+
 const jobsCase = async (jobs: number, seconds: number) => {
   const dir = await mkdtemp(join(tmpdir(), "hush-bench-jobs-"))
   const dataDir = join(dir, "data")
@@ -206,18 +274,31 @@ const jobsCase = async (jobs: number, seconds: number) => {
       const files: Array<string> = []
       for (let i = 0; i < jobs; i++) files.push(await uploadReady(baseUrl, key, input))
       const memory = sampler(server, dataDir)
+      const cpuBefore = await cpuSnapshot(server, dataDir)
       const submitted = performance.now()
       const ids = await Promise.all(files.map((file) => api(baseUrl, key, "POST", "/v1/audio/denoise", { file }).then((job) => job.id as string)))
       const pending = new Set(ids)
+      const seen = (job: any) => {
+        if (job.status === "succeeded") pending.delete(job.id)
+        else if (job.status === "failed" || job.status === "canceled") throw new Error(`job ${job.id} ${job.status}: ${JSON.stringify(job.error)}`)
+      }
       while (pending.size > 0) {
-        for (const id of [...pending]) {
-          const job = await api(baseUrl, key, "GET", `/v1/jobs/${id}`)
-          if (job.status === "succeeded") pending.delete(id)
-          else if (job.status === "failed" || job.status === "canceled") throw new Error(`job ${id} ${job.status}: ${JSON.stringify(job.error)}`)
+        if (pollEach) {
+          for (const id of [...pending]) seen(await api(baseUrl, key, "GET", `/v1/jobs/${id}`))
+        } else {
+          // the account is the bench's own: its job list, a page of 100 at a time, is these jobs
+          let cursor: string | undefined
+          do {
+            const page = await api(baseUrl, key, "GET", `/v1/jobs?limit=100${cursor === undefined ? "" : `&cursor=${encodeURIComponent(cursor)}`}`)
+            for (const job of page.data) if (pending.has(job.id)) seen(job)
+            cursor = page.next_cursor ?? undefined
+          } while (cursor !== undefined)
         }
         if (pending.size > 0) await sleep(jobs === 1 ? 1_000 : 100)
       }
       const wallSeconds = (performance.now() - submitted) / 1000
+      const cpu = cpuSpent(cpuBefore, await cpuSnapshot(server, dataDir))
+      const cpuTotal = cpu.main + cpu.threads + cpu.children + cpu.postgres + cpu.bench
       // and the output of one, downloaded
       const link = await api(baseUrl, key, "GET", `/v1/jobs/${ids[0]}/output`)
       const output = await fetch(link.url).then((r) => r.arrayBuffer())
@@ -226,6 +307,10 @@ const jobsCase = async (jobs: number, seconds: number) => {
       return {
         case: `${jobs} × ${seconds} s`, serverReadyMs: Math.round(readyMs), wallSeconds: Number(wallSeconds.toFixed(1)),
         aggregateXRealTime: Number((jobs * seconds / wallSeconds).toFixed(1)),
+        // CPU seconds from the first submission to the last success: main thread, other threads, ffmpeg, PostgreSQL, the bench's polling
+        cpuSeconds: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, Number(v.toFixed(2))])),
+        // audio seconds per CPU second of all of them: what a quiet machine's ×RT would be per core
+        audioPerCpuSecond: Number((jobs * seconds / cpuTotal).toFixed(1)),
         outputMb: Number((output.byteLength / 1e6).toFixed(1)), downloadedAfterSeconds: Number(downloadedSeconds.toFixed(1)),
         ...Object.fromEntries(Object.entries(mem).map(([k, v]) => [k, Math.round(v)]))
       }
@@ -233,7 +318,7 @@ const jobsCase = async (jobs: number, seconds: number) => {
       await stopServer(server)
     }
   } finally {
-    await rm(dir, { recursive: true, force: true })
+    await rm(dir, { recursive: true, force: true, maxRetries: 10 })
   }
 }
 
@@ -251,7 +336,7 @@ const idleCase = async (seconds: number) => {
     await stopServer(server)
     return { case: `idle for ${seconds} s after start`, serverReadyMs: Math.round(readyMs), ...Object.fromEntries(Object.entries(mem).map(([k, v]) => [k, Math.round(v)])) }
   } finally {
-    await rm(dir, { recursive: true, force: true })
+    await rm(dir, { recursive: true, force: true, maxRetries: 10 })
   }
 }
 
@@ -320,7 +405,7 @@ const workerStartCase = async (times: number) => {
     watcher.close()
     await stopServer(server)
     await psql(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined)
-    await rm(dir, { recursive: true, force: true })
+    await rm(dir, { recursive: true, force: true, maxRetries: 10 })
   }
   return { case: `npm run worker: spawn → first claim (ms), ${times} times`, claimsMs: claims }
 }
