@@ -255,10 +255,10 @@ const makeInput = async (dir: string, seconds: number) => {
 // --- the cases -------------------------------------------------------------------------------
 
 /**
- * How the bench learns that its jobs ended: by default one `GET /v1/jobs` page per 100 ms (per
- * second for one job); with --poll-each a `GET /v1/jobs/{id}` per pending job each time, as a
- * client without the list would (40 jobs: ~400 requests a second that the server answers on the
- * cores the jobs need).
+ * How the bench learns that its jobs ended: by default one `GET /v1/jobs` page (100 jobs) per
+ * 250 ms, per second for one job; with --poll-each a `GET /v1/jobs/{id}` per pending job, then
+ * 100 ms of rest, as the bench did first: with 40 jobs, hundreds of requests a second that the
+ * server answers on the cores the jobs need.
  */
 const pollEach = process.argv.includes("--poll-each")
 
@@ -294,7 +294,7 @@ const jobsCase = async (jobs: number, seconds: number) => {
             cursor = page.next_cursor ?? undefined
           } while (cursor !== undefined)
         }
-        if (pending.size > 0) await sleep(jobs === 1 ? 1_000 : 100)
+        if (pending.size > 0) await sleep(jobs === 1 ? 1_000 : pollEach ? 100 : 250)
       }
       const wallSeconds = (performance.now() - submitted) / 1000
       const cpu = cpuSpent(cpuBefore, await cpuSnapshot(server, dataDir))

@@ -12,8 +12,8 @@ import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Layer, Option, Stream } from "effect"
 import { MemoryBlobBackdoor, MemoryBlobStore } from "../adapters/memory/blob-store.js"
-import { denoisePcm, denoiseToOutput, type PipelineOptions } from "../adapters/rnnoise/pipeline.js"
-import { makeChunkPool } from "../adapters/rnnoise/pool.js"
+import { defaultChunkSeconds, denoisePcm, denoiseToOutput, type PipelineOptions } from "../adapters/rnnoise/pipeline.js"
+import { type ChunkPool, makeChunkPool } from "../adapters/rnnoise/pool.js"
 import { makeRnnoiseProvider } from "../adapters/rnnoise/provider.js"
 import { RNNOISE } from "../core/domain/catalog.js"
 import { BlobError, BlobStore } from "../core/ports/blob-store.js"
@@ -147,6 +147,36 @@ describe("denoiseToOutput", () => {
         expect(levelDb(diff, 0, 0.5)).toBeLessThan(-45) // speech is at −18 dBFS
         expect(Math.abs(chunked[seam]! - chunked[seam - 1]!)).toBeLessThanOrEqual(maxJump)
       }
+    })))
+
+  it.live("by default a short job is one chunk without warm-up; a long one is split over the threads", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const input = yield* decodedInput("mono.wav")
+      const real = yield* makeChunkPool(2)
+      const tasks: Array<{ readonly skip: number; readonly take: number }> = []
+      // the real pool, recording the tasks it is given
+      const pool: ChunkPool = { size: 2, run: (task) => Effect.suspend(() => (tasks.push({ skip: task.skip, take: task.take }), real.run(task))) }
+      const run = (durationSeconds: number) =>
+        Effect.map(Stream.runCollect(denoisePcm(Stream.make(input.slice()), 1, { ...options, durationSeconds, pool })), (chunks) =>
+          Chunk.toArray(chunks).reduce((n, c) => n + c.length, 0))
+      // 12 s validated: one task, nothing skipped (no warm-up), the whole input taken
+      expect(yield* run(SECONDS)).toBe(input.length)
+      expect(tasks).toEqual([{ skip: 0, take: input.length }])
+      // up to 30 s: the whole job (and a second of headroom); longer: split over the threads, 5–30 s
+      expect(defaultChunkSeconds(13, 2)).toBe(14)
+      expect(defaultChunkSeconds(30, 2)).toBe(31)
+      expect(defaultChunkSeconds(40, 2)).toBe(20)
+      expect(defaultChunkSeconds(40, 8)).toBe(5)
+      expect(defaultChunkSeconds(600, 2)).toBe(30)
+      // a job said to be 31 s long, on 8 threads: 5 s chunks, so these 12 s are three tasks, the
+      // later two with a warm-up before their body
+      tasks.length = 0
+      const eight: ChunkPool = { ...pool, size: 8 }
+      expect(yield* Effect.map(Stream.runCollect(denoisePcm(Stream.make(input.slice()), 1, { ...options, durationSeconds: 31, pool: eight })), (chunks) =>
+        Chunk.toArray(chunks).reduce((n, c) => n + c.length, 0))).toBe(input.length)
+      expect(tasks.length).toBe(3)
+      expect(tasks[0]!.skip).toBe(0)
+      expect(tasks.slice(1).every((t) => t.skip > 0)).toBe(true)
     })))
 
   it.live("reports progress as the audio goes through, up to 1", () =>

@@ -33,7 +33,7 @@ export interface PipelineOptions {
   readonly ffmpegPath?: string | undefined
   /** Denoise chunks in parallel on these threads; without a pool (or with one thread) in this thread. */
   readonly pool?: ChunkPool | undefined
-  /** Chunk length; by default the duration split over the threads, within 5–30 s. */
+  /** Chunk length; by default `defaultChunkSeconds`. */
   readonly chunkSeconds?: number | undefined
   /** Audio before each chunk that the model runs on and whose output is discarded. */
   readonly warmupSeconds?: number | undefined
@@ -157,6 +157,19 @@ const spool = <E>(input: Stream.Stream<Uint8Array, E>) =>
     return path
   })
 
+/**
+ * A job up to MAX_CHUNK_SECONDS long is one chunk, with no warm-up: the worker runs several
+ * such jobs at once (apps/worker/loop.ts), and they fill the pool between them, so splitting
+ * one would only add compute (a 13 s job cut in two 6.5 s halves denoised 1 s of warm-up more,
+ * +8 %) and a task per piece. A longer job is split over the threads, in chunks of 5–30 s, so
+ * that alone it uses every core. The extra second is headroom for the few samples the decoder
+ * may give beyond the validated duration, which would otherwise make a tail chunk of their own.
+ */
+export const defaultChunkSeconds = (durationSeconds: number, threads: number) =>
+  durationSeconds <= MAX_CHUNK_SECONDS
+    ? durationSeconds + 1
+    : Math.min(MAX_CHUNK_SECONDS, Math.max(MIN_CHUNK_SECONDS, durationSeconds / threads))
+
 const framesOf = (seconds: number) => Math.max(1, Math.round((seconds * SAMPLE_RATE) / FRAME_SIZE)) * FRAME_SIZE
 
 /** In this thread: one streaming denoiser per channel. */
@@ -172,8 +185,7 @@ const denoiseInThread = <E>(pcm: Stream.Stream<Float32Array, E>, channels: numbe
  * pass would; the look-ahead lets its last samples see the audio that follows.
  */
 const denoiseInChunks = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number, pool: ChunkPool, options: PipelineOptions) => {
-  const chunk = framesOf(options.chunkSeconds ??
-    Math.min(MAX_CHUNK_SECONDS, Math.max(MIN_CHUNK_SECONDS, options.durationSeconds / pool.size)))
+  const chunk = framesOf(options.chunkSeconds ?? defaultChunkSeconds(options.durationSeconds, pool.size))
   const warmup = Math.min(chunk, framesOf(options.warmupSeconds ?? DEFAULT_WARMUP_SECONDS))
   const lookahead = MODEL_DELAY + FRAME_SIZE
   const strength = options.strength === undefined ? 1 : options.strength
