@@ -12,6 +12,7 @@ import { DenoiseProvider } from "../core/ports/denoise-provider.js"
 import { createAccountWithKeys } from "../core/services/accounts.js"
 import { authenticate } from "../core/services/caller.js"
 import { completeFile, createFile, validateFile } from "../core/services/files.js"
+import { JobQueuedLive } from "../core/services/job-queued.js"
 import { createDenoiseJob, getJob } from "../core/services/jobs.js"
 import { coreEnvironment } from "./support/env.js"
 
@@ -124,6 +125,32 @@ describe("worker scheduling", () => {
         yield* until(() => Effect.succeed(provider.running().length === 0))
         yield* Fiber.interrupt(worker)
         expect(provider.most()).toBe(2)
+      })))
+
+  it.live("a job queued in this process wakes the idle worker at once; without the signal it waits for the next poll", () =>
+    withWorker((provider) =>
+      Effect.gen(function*() {
+        // both workers look at the queue once an hour: only a wake can start the job within the test
+        const idle = (owner: string) => Effect.forkDaemon(runWorker({ owner, concurrency: 2, pollInterval: Duration.hours(1) }))
+        yield* Effect.provide(
+          Effect.gen(function*() {
+            const worker = yield* idle("w")
+            yield* Effect.sleep(Duration.millis(200)) // it found the queue empty
+            const job = yield* queuedJob(10, "wake@example.com")
+            yield* until(() => Effect.succeed(provider.running().includes(job.id)))
+            yield* provider.finish(job.id)
+            yield* until(() => Effect.map(getJob(job.caller, job.id), (found) => found.status === "succeeded"))
+            yield* Fiber.interrupt(worker)
+          }),
+          JobQueuedLive
+        )
+        const worker = yield* idle("v")
+        yield* Effect.sleep(Duration.millis(200))
+        const job = yield* queuedJob(10, "nowake@example.com")
+        yield* Effect.sleep(Duration.millis(500))
+        expect((yield* getJob(job.caller, job.id)).status).toBe("queued")
+        expect(provider.running()).toEqual([])
+        yield* Fiber.interrupt(worker)
       })))
 
   it.live("shutdown hands every running job back", () =>

@@ -13,6 +13,7 @@ import type { Limits } from "../../core/domain/limits.js"
 import type { PasswordHasher } from "../../core/ports/password-hasher.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
 import type { apiLayer as ApiLayer } from "../api/server.js"
+import { JobQueuedLive } from "../../core/services/job-queued.js"
 import { WorkerLive, type WorkerOptions } from "../worker/background.js"
 import { type HushConfig, loadConfig } from "./config.js"
 import { metricsPortLayer } from "./metrics-port.js"
@@ -76,7 +77,10 @@ export const compose = (config: HushConfig, keys: DeploymentKeys, options: Compo
   }
   /** `npm start`: the API, and the built-in worker unless HUSH_WORKER=off; needs the core. */
   const server = <A, E, R>(app: typeof ApiLayer, httpServer: Layer.Layer<A | HttpServer.HttpServer, E, R>) =>
-    config.workerEnabled === false ? api(app, httpServer) : Layer.merge(api(app, httpServer), worker())
+    config.workerEnabled === false
+      ? api(app, httpServer)
+      // one signal for both: a job created through the API wakes the worker at once
+      : Layer.merge(api(app, httpServer), worker()).pipe(Layer.provide(JobQueuedLive))
   /**
    * The process's logger and level (HUSH_LOG_FORMAT, HUSH_LOG_LEVEL) and its tracer
    * (OTEL_EXPORTER_OTLP_ENDPOINT): the entry points provide it below everything they run.

@@ -25,6 +25,7 @@ import type { JobRecord } from "../../core/domain/records.js"
 import * as Metrics from "../../core/observability/metrics.js"
 import { DenoiseProvider, type DenoiseRequest } from "../../core/ports/denoise-provider.js"
 import type { JobTransitionRefused } from "../../core/rules/jobs.js"
+import { nextJobQueued } from "../../core/services/job-queued.js"
 import { claimNext, failJob, handBackJob, heartbeat, recoverLapsedLeases, succeedJob } from "../../core/services/worker.js"
 
 export interface WorkerLoopOptions {
@@ -231,8 +232,9 @@ export const runWorker = (options: WorkerLoopOptions) => {
       )
       if (!claimed) {
         free.push(slot)
-        // the queue was empty (or the database failed): look again after the pause, or when a job ends
-        yield* Effect.raceFirst(Effect.sleep(pause), Queue.take(ended))
+        // the queue was empty (or the database failed): look again after the pause, when a job
+        // ends, or when this process queues one (core/services/job-queued.ts)
+        yield* Effect.raceAll([Effect.sleep(pause), Queue.take(ended), nextJobQueued])
       }
     }
   }).pipe(Effect.annotateLogs({ worker: options.owner })))

@@ -16,6 +16,7 @@ import type { Caller } from "./caller.js"
 import { decodeCursor, encodeCursor } from "./cursor.js"
 import { downloadStem } from "../rules/storage.js"
 import { ownedFile } from "./files.js"
+import { notifyJobQueued } from "./job-queued.js"
 import * as Metrics from "../observability/metrics.js"
 import { walletStep } from "./wallet.js"
 import { emitJobEvent } from "./webhooks.js"
@@ -128,6 +129,7 @@ export const createDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
           insert
         )
     )
+    yield* notifyJobQueued
     yield* Metrics.count(Metrics.jobsCreated, { model: job.model, mode: job.mode })
     if (caller.mode === "live" && price.costMicros > 0) yield* Metrics.count(Metrics.creditHeldMicros, {}, price.costMicros)
     return job
