@@ -4,13 +4,14 @@
  * - `METRICS_TOKEN`: `/metrics` answers Prometheus text to `Authorization: Bearer <token>`;
  *   unset, `/metrics` is off (404). `METRICS_PORT`: served on that port instead (same token),
  *   and 404 on the public one.
- * - `HUSH_LOG_FORMAT=json`: one JSON object a line (production); else Effect's readable logfmt.
+ * - `HUSH_LOG_FORMAT=json`: one JSON object a line (production); else readable logfmt (log-lines.ts).
  *   `HUSH_LOG_LEVEL` (trace, debug, info, warn, error, any case; default info).
  * - `OTEL_EXPORTER_OTLP_ENDPOINT`: traces exported by OTLP/HTTP (apps/runtime/tracing.ts); off unset.
  *
  * Every log line carries the current trace and span ids when a span is active.
  */
-import { Config, ConfigError, Context, Effect, FiberRef, FiberRefs, HashMap, HashSet, Layer, Logger, LogLevel, Option, Redacted, Tracer } from "effect"
+import { Config, ConfigError, Effect, FiberRef, HashSet, Layer, Logger, type LogLevel, Option, Redacted } from "effect"
+import { lineLogger, type LineSink, stdoutSink } from "./log-lines.js"
 
 export interface ObservabilityConfig {
   readonly metricsToken: Option.Option<Redacted.Redacted<string>>
@@ -50,29 +51,13 @@ export const loadObservabilityConfig = Effect.gen(function*() {
   return config
 })
 
-/** The active span's ids, read from the logging fiber's context. */
-const traceOf = (refs: FiberRefs.FiberRefs): Record<string, string> => {
-  const span = Context.getOption(FiberRefs.getOrDefault(refs, FiberRef.currentContext), Tracer.ParentSpan)
-  return Option.isSome(span) ? { traceId: span.value.traceId, spanId: span.value.spanId } : {}
-}
-
-/** `logger` with the trace and span ids added to every line's annotations. */
-const withTraceIds = <O>(logger: Logger.Logger<unknown, O>) =>
-  Logger.make<unknown, O>((options) => {
-    const ids = traceOf(options.context)
-    const annotations = Object.entries(ids).reduce((map, [key, value]) => HashMap.set(map, key, value as unknown), options.annotations)
-    return logger.log({ ...options, annotations })
-  })
-
-const jsonLine = Logger.map(Logger.structuredLogger, (entry) => {
-  const { annotations, logLevel, spans, ...rest } = entry
-  // flat: `{"timestamp":…,"level":"INFO","message":"request","requestId":…}`, as log shippers expect
-  return JSON.stringify({ ...rest, level: logLevel, ...(Object.keys(spans).length === 0 ? {} : { spans }), ...annotations })
-})
+let stdout: LineSink | undefined
+/** The process's stdout sink, made once (it flushes on exit). */
+const processSink = () => (stdout ??= stdoutSink())
 
 /** The process's one logger (one line a record: JSON, or logfmt) and level; the entry points install it (tests keep theirs). */
-export const loggingLayer = (config: ObservabilityConfig): Layer.Layer<never> => {
-  const logger = config.logFormat === "json" ? Logger.withConsoleLog(withTraceIds(jsonLine)) : withTraceIds(Logger.defaultLogger)
+export const loggingLayer = (config: ObservabilityConfig, sink: LineSink = processSink()): Layer.Layer<never> => {
+  const logger = lineLogger(config.logFormat, sink)
   // the only logger: NodeRuntime.runMain adds its pretty (multi-line) one beside the default
   const format = Layer.scopedDiscard(Effect.locallyScopedWith(FiberRef.currentLoggers, () => HashSet.make<Array<Logger.Logger<unknown, any>>>(logger)))
   const level = Option.match(config.logLevel, { onNone: () => Layer.empty, onSome: Logger.minimumLogLevel })

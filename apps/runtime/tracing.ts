@@ -1,6 +1,9 @@
 /**
  * Traces (OTEL_EXPORTER_OTLP_ENDPOINT): every span Effect makes, exported by OTLP/HTTP (JSON)
- * to `${endpoint}/v1/traces`; without the endpoint no tracer is installed and nothing is sent.
+ * to `${endpoint}/v1/traces`. Without the endpoint tracing is off: spans are no-ops and requests
+ * get no span at all. Effect's own tracer would otherwise still make every span (random ids,
+ * attributes, the request's URL parsed and its headers redacted) for nobody to read
+ * (docs/operations.md, "Metrics, tracing and logging cost").
  * Spans: one per request (the HTTP server's, named by route template, honouring an inbound
  * W3C `traceparent`), per use case (core/services), per SQL statement (@effect/sql), per
  * blob-store call (tracedBlobStore), per job step, and the GPU provider's calls, which carry
@@ -28,7 +31,11 @@ export const carriesCredential = (request: HttpServerRequest.HttpServerRequest) 
 
 export const tracingLayer = (config: ObservabilityConfig, version: string): Layer.Layer<never> =>
   Option.match(config.otlpEndpoint, {
-    onNone: () => Layer.empty,
+    onNone: () =>
+      Layer.merge(
+        Layer.setTracerEnabled(false),
+        Layer.scopedDiscard(Effect.locallyScopedWith(HttpMiddleware.currentTracerDisabledWhen, () => () => true))
+      ),
     onSome: (endpoint) =>
       Layer.mergeAll(
         OtlpTracer.layer({

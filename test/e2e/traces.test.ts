@@ -8,6 +8,7 @@ import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadObservabilityConfig } from "../../apps/runtime/observability.js"
 import { tracingLayer } from "../../apps/runtime/tracing.js"
+import { recordedSpan } from "../../core/observability/spans.js"
 import { startFakeGpuProvider } from "../support/fake-gpu-provider.js"
 import { freePort, startTestServer, type TestServer } from "../support/server.js"
 import { denoise, readyFile, sleep, tone, waitForJob } from "./helpers.js"
@@ -206,10 +207,14 @@ describe("traces into the GPU provider", () => {
 })
 
 describe("without OTEL_EXPORTER_OTLP_ENDPOINT", () => {
-  it("no tracer is configured: the tracing layer is empty", async () => {
+  it("tracing is off: spans are no-ops, none is current, none propagates", async () => {
     const config = await Effect.runPromise(loadObservabilityConfig.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))))
     expect(Option.isNone(config.otlpEndpoint)).toBe(true)
-    expect(tracingLayer(config, "1.0.0")).toBe(Layer.empty)
+    const currentInSpan = recordedSpan.pipe(Effect.withSpan("a use case"))
+    // Effect's default tracer makes a real span…
+    expect(Option.isSome(await Effect.runPromise(currentInSpan))).toBe(true)
+    // …which the tracing layer turns off when there is nowhere to send it: a no-op, with no ids to pass on
+    expect(Option.isNone(await Effect.runPromise(currentInSpan.pipe(Effect.provide(tracingLayer(config, "1.0.0")))))).toBe(true)
   })
 
   it("a server without it exports nothing", async () => {
