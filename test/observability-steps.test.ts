@@ -66,4 +66,14 @@ describe("job step spans", () => {
     expect(encode?.status._tag === "Ended" && Exit.isFailure(encode.status.exit)).toBe(true)
     expect(named(spans, "job.denoise")).toEqual([])
   })
+
+  it("with tracing off, no step span is made", async () => {
+    const { spans, exit } = await recording(Effect.scoped(Effect.gen(function*() {
+      const steps = yield* makeJobSteps({})
+      expect(steps.step("job.decode").open()).toBeUndefined()
+      steps.step("job.decode").close()
+    })).pipe(Effect.withSpan("runJob"), Effect.withTracerEnabled(false)))
+    expect(Exit.isSuccess(exit)).toBe(true)
+    expect(spans).toEqual([])
+  })
 })

@@ -5,13 +5,13 @@
  * per-chunk code would cost Effect work per chunk. Instead each step's span is opened and
  * closed by plain calls at its edges (the decoder spawned, the first frame denoised, …):
  * once per job, whatever its length, each a child of the span current when the steps were
- * made (the job run's).
+ * made (the job run's). With tracing off (apps/runtime/tracing.ts) there are no step spans.
  */
-import { Context, Effect, Exit, type Scope, type Tracer } from "effect"
+import { Context, Effect, Exit, FiberRef, Option, type Scope, Tracer } from "effect"
 
 export interface StepSpan {
-  /** Starts the step now; later calls do nothing. Answers its span, a parent for the step's own calls. */
-  readonly open: () => Tracer.Span
+  /** Starts the step now; later calls do nothing. Answers its span, a parent for the step's own calls (none with tracing off). */
+  readonly open: () => Tracer.Span | undefined
   /**
    * Ends the step now with these attributes (`exit` says whether it failed); nothing when it
    * never opened or already ended.
@@ -24,15 +24,22 @@ export interface JobSteps {
   readonly step: (name: string) => StepSpan
 }
 
+const untracedStep: StepSpan = { open: () => undefined, close: () => {} }
+const untraced: JobSteps = { step: () => untracedStep }
+
 /**
  * The steps of one job, each span carrying `attributes` (the job's id, its model). Steps still
  * open when the scope closes (a failure, an interruption) end then, with the scope's exit.
  */
 export const makeJobSteps = (attributes: Readonly<Record<string, unknown>>): Effect.Effect<JobSteps, never, Scope.Scope> =>
   Effect.gen(function*() {
+    const parent = yield* Effect.serviceOption(Tracer.ParentSpan)
+    // as Effect.withSpan does: a no-op when tracing is off or the current span says not to propagate
+    const off = !(yield* FiberRef.get(FiberRef.currentTracerEnabled)) ||
+      Option.exists(parent, (span) => Context.get(span.context, Tracer.DisablePropagation))
+    if (off) return untraced
     const tracer = yield* Effect.tracer
     const clock = yield* Effect.clock
-    const parent = yield* Effect.option(Effect.currentParentSpan)
     const steps = new Map<string, StepSpan>()
     const open = new Set<Tracer.Span>()
 
