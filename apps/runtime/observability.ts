@@ -7,11 +7,13 @@
  * - `HUSH_LOG_FORMAT=json`: one JSON object a line (production); else readable logfmt (log-lines.ts).
  *   `HUSH_LOG_LEVEL` (trace, debug, info, warn, error, any case; default info).
  * - `OTEL_EXPORTER_OTLP_ENDPOINT`: traces exported by OTLP/HTTP (apps/runtime/tracing.ts); off unset.
+ *   `OTEL_TRACES_SAMPLER`/`OTEL_TRACES_SAMPLER_ARG`: which traces are kept (sampler.ts).
  *
  * Every log line carries the current trace and span ids when a span is active.
  */
 import { Config, ConfigError, Effect, FiberRef, HashSet, Layer, Logger, type LogLevel, Option, Redacted } from "effect"
 import { lineLogger, type LineSink, stdoutSink } from "./log-lines.js"
+import { ALWAYS_ON, loadSamplerConfig, type SamplerConfig } from "./sampler.js"
 
 export interface ObservabilityConfig {
   readonly metricsToken: Option.Option<Redacted.Redacted<string>>
@@ -21,6 +23,8 @@ export interface ObservabilityConfig {
   readonly otlpEndpoint: Option.Option<string>
   /** `service.name` of the exported spans (OTEL_SERVICE_NAME; default `hush`). */
   readonly serviceName: string
+  /** Which traces are kept (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG; sampler.ts). */
+  readonly sampler: SamplerConfig
 }
 
 export const DEFAULT_OBSERVABILITY: ObservabilityConfig = {
@@ -29,7 +33,8 @@ export const DEFAULT_OBSERVABILITY: ObservabilityConfig = {
   logFormat: "text",
   logLevel: Option.none(),
   otlpEndpoint: Option.none(),
-  serviceName: "hush"
+  serviceName: "hush",
+  sampler: ALWAYS_ON
 }
 
 const nonEmpty = (name: string) =>
@@ -46,7 +51,8 @@ export const loadObservabilityConfig = Effect.gen(function*() {
     logFormat: (yield* Config.literal("json", "text")("HUSH_LOG_FORMAT").pipe(Config.withDefault("text" as const))),
     logLevel: yield* Config.option(Config.logLevel("HUSH_LOG_LEVEL")),
     otlpEndpoint: yield* nonEmpty("OTEL_EXPORTER_OTLP_ENDPOINT"),
-    serviceName: Option.getOrElse(yield* nonEmpty("OTEL_SERVICE_NAME"), () => "hush")
+    serviceName: Option.getOrElse(yield* nonEmpty("OTEL_SERVICE_NAME"), () => "hush"),
+    sampler: yield* loadSamplerConfig
   }
   return config
 })
