@@ -3,6 +3,7 @@
  * parser: each counter and histogram moved by exactly what the flow did. The registry is
  * the process's, so every check is a difference between two scrapes. `/metrics` answers only
  * the metrics token, and is off without one; METRICS_PORT moves it off the public port.
+ * Webhook deliveries go to receivers inside the test (WEBHOOKS_ALLOW_PRIVATE).
  */
 import { Effect, Layer, Option, Redacted } from "effect"
 import parsePrometheus from "parse-prometheus-text-format"
@@ -10,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ServiceUnavailable } from "../../core/errors.js"
 import { RateLimiter } from "../../core/ports/rate-limiter.js"
 import { freePort, startTestServer, type TestServer } from "../support/server.js"
-import { call, denoise, expectProblem, readyFile, tone, waitForJob } from "./helpers.js"
+import { startReceiver } from "../support/webhook-receiver.js"
+import { call, denoise, expectProblem, readyFile, sleep, tone, waitForJob } from "./helpers.js"
 
 const TOKEN = "metrics-token-0123456789abcdef"
 
@@ -63,7 +65,8 @@ describe("/metrics after a live flow", () => {
     server = await startTestServer({
       worker: true,
       workerOptions: { pollInterval: "50 millis" },
-      observability: { metricsToken: Option.some(Redacted.make(TOKEN)) }
+      observability: { metricsToken: Option.some(Redacted.make(TOKEN)) },
+      webhooksAllowPrivate: true
     })
   }, 60_000)
   afterAll(() => server?.close())
@@ -137,9 +140,48 @@ describe("/metrics after a live flow", () => {
     expect(delta("hush_worker_busy_seconds_total")).toBeCloseTo(ran, 6)
     expect(after.value("hush_worker_slots")).toBeGreaterThanOrEqual(1)
     expect(after.value("hush_queue_depth")).toBe(0)
-    // the webhooks feature's counter is declared for it; nothing delivers yet
+    // no webhook endpoint in this flow (the next test has them)
     expect(delta("hush_webhook_deliveries_total")).toBe(0)
   }, 120_000)
+
+  it("counts webhook deliveries by outcome: delivered to an endpoint that answers 200, retrying after a 500", async () => {
+    const receiver = await startReceiver(() => 200)
+    const failing = await startReceiver(() => 500)
+    try {
+      const { liveKey } = await server.createAccount(5_000_000)
+      for (const [url, events] of [[receiver.url, ["file.ready", "job.succeeded"]], [failing.url, ["file.ready"]]] as const) {
+        const endpoint = await call(server, "POST", "/v1/webhook_endpoints", { key: liveKey, body: { url, events } })
+        expect(endpoint.status, endpoint.text).toBe(201)
+      }
+      const before = await scrape(`${server.baseUrl}/metrics`)
+      const fileId = await readyFile(server, liveKey, tone(1))
+      const created = await denoise(server, liveKey, { file: fileId })
+      expect(created.status, created.text).toBe(202)
+      expect((await waitForJob(server, liveKey, created.json.id)).json.status).toBe("succeeded")
+      await receiver.waitFor(2)
+      await failing.waitFor(1)
+
+      // an attempt is counted once its outcome is saved, just after the receiver answered; the
+      // failing endpoint's retry comes 5 s after its first attempt (RETRY_DELAYS_MS)
+      const deadline = Date.now() + 4_000
+      let after = await scrape(`${server.baseUrl}/metrics`)
+      const delta = (outcome: string) =>
+        after.value("hush_webhook_deliveries_total", { outcome }) - before.value("hush_webhook_deliveries_total", { outcome })
+      while ((delta("delivered") < 2 || delta("retrying") < 1) && Date.now() < deadline) {
+        await sleep(50)
+        after = await scrape(`${server.baseUrl}/metrics`)
+      }
+      expect(failing.received).toHaveLength(1)
+      expect(receiver.received.map((r) => JSON.parse(r.body).type).sort()).toEqual(["file.ready", "job.succeeded"])
+      expect(delta("delivered")).toBe(2)
+      expect(delta("retrying")).toBe(1)
+      expect(delta("failed")).toBe(0)
+      expect(after.value("hush_webhook_deliveries_total") - before.value("hush_webhook_deliveries_total")).toBe(3)
+    } finally {
+      await receiver.close()
+      await failing.close()
+    }
+  }, 60_000)
 
   it("/readyz is 200 with its checks; /metrics and /readyz are not in the public reference", async () => {
     const ready = await call(server, "GET", "/readyz")
@@ -177,12 +219,16 @@ describe("/metrics off, or on its own port; /readyz when a store is down", () =>
     const fileId = await readyFile(server, liveKey, tone(1))
     const before = await scrape(url)
     expect(before.value("hush_queue_depth")).toBe(0)
+    const creating = Date.now()
     const created = await denoise(server, liveKey, { file: fileId })
     expect(created.status, created.text).toBe(202)
+    await sleep(1_000)
     const waiting = await scrape(url)
+    const waited = (Date.now() - creating) / 1000
     expect(waiting.value("hush_queue_depth")).toBe(1)
     expect(waiting.value("hush_jobs", { state: "queued", model: created.json.model, mode: "live" })).toBe(1)
-    expect(waiting.value("hush_queue_oldest_age_seconds")).toBeGreaterThanOrEqual(0)
+    expect(waiting.value("hush_queue_oldest_age_seconds")).toBeGreaterThanOrEqual(1)
+    expect(waiting.value("hush_queue_oldest_age_seconds")).toBeLessThanOrEqual(waited)
     const canceled = await call(server, "POST", `/v1/jobs/${created.json.id}/cancel`, { key: liveKey })
     expect(canceled.status, canceled.text).toBe(200)
     const after = await scrape(url)
