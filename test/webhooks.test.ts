@@ -257,9 +257,13 @@ describe("deliveries, driven by TestClock", () => {
         yield* TestClock.adjust(Duration.seconds(31))
         const [claimedByB] = yield* claimDueDeliveries("worker-b", 10)
         expect(claimedByB!.id).toBe(claimedByA!.id)
+        const deliveredBefore = yield* deliveriesCounted("delivered")
+        const lostBefore = yield* deliveriesCounted("lease_lost")
         expect(yield* deliver(claimedByB!, "worker-b")).toBe("delivered")
         // A, come back, cannot record anything over it
         expect(yield* deliver(claimedByA!, "worker-a")).toBe("lease_lost")
+        expect((yield* deliveriesCounted("delivered")) - deliveredBefore).toBe(1)
+        expect((yield* deliveriesCounted("lease_lost")) - lostBefore).toBe(1)
         const [delivery] = yield* Effect.flatMap(WebhookRepo, (r) => r.listDeliveries({ endpointId: endpoint.id, limit: 10 }))
         expect(delivery!.attempts).toHaveLength(1)
         expect(delivery!.status).toBe("succeeded")
