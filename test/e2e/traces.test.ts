@@ -8,9 +8,10 @@ import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadObservabilityConfig } from "../../apps/runtime/observability.js"
 import { tracingLayer } from "../../apps/runtime/tracing.js"
+import { recordedSpan } from "../../core/observability/spans.js"
 import { startFakeGpuProvider } from "../support/fake-gpu-provider.js"
 import { freePort, startTestServer, type TestServer } from "../support/server.js"
-import { denoise, readyFile, sleep, tone, waitForJob } from "./helpers.js"
+import { createFile, denoise, readyFile, sleep, tone, waitForJob } from "./helpers.js"
 
 interface Span {
   readonly traceId: string
@@ -18,14 +19,19 @@ interface Span {
   readonly parentSpanId?: string
   readonly name: string
   readonly attributes: Record<string, unknown>
+  readonly start: bigint
+  readonly end: bigint
 }
 
 const received: Array<Span> = []
 let receiver: Server
 let endpoint = ""
 
-const valueOf = (value: Record<string, unknown>) =>
-  value.stringValue ?? value.intValue ?? value.boolValue ?? value.doubleValue
+const valueOf = (value: Record<string, unknown>) => {
+  const found = value.stringValue ?? value.intValue ?? value.boolValue ?? value.doubleValue
+  // OTLP/JSON writes 64-bit integers as strings
+  return value.intValue !== undefined ? Number(found) : found
+}
 
 beforeAll(async () => {
   const port = await freePort()
@@ -43,7 +49,9 @@ beforeAll(async () => {
                 spanId: span.spanId,
                 parentSpanId: span.parentSpanId || undefined,
                 name: span.name,
-                attributes: Object.fromEntries((span.attributes ?? []).map((a: any) => [a.key, valueOf(a.value)]))
+                attributes: Object.fromEntries((span.attributes ?? []).map((a: any) => [a.key, valueOf(a.value)])),
+                start: BigInt(span.startTimeUnixNano),
+                end: BigInt(span.endTimeUnixNano)
               })
             }
           }
@@ -106,14 +114,46 @@ describe("traces over OTLP/HTTP", () => {
     expect(run.parentSpanId).toBeUndefined()
     expect(run.attributes["hush.account_id"]).toBe(request.attributes["hush.account_id"])
     expect(run.attributes["hush.model"]).toBe(created.json.model)
-    const step = await waitForSpan((s) => s.name === "job.denoise" && s.traceId === run.traceId)
-    expect(step.parentSpanId).toBe(run.spanId)
     const finish = await waitForSpan((s) => s.name === "job.finish" && s.traceId === run.traceId)
     expect(finish.parentSpanId).toBe(run.spanId)
     expect(finish.attributes["hush.outcome"]).toBe("succeeded")
-    // storage calls of the run, under its denoise step
-    const write = await waitForSpan((s) => s.name.startsWith("BlobStore.") && s.traceId === run.traceId)
-    expect(ancestors(write)).toContain(step.spanId)
+
+    // the steps: children of the run, each once, carrying the job and what it handled
+    const step = async (name: string) => {
+      const span = await waitForSpan((s) => s.name === name && s.traceId === run.traceId)
+      expect(received.filter((s) => s.name === name && s.traceId === run.traceId), name).toHaveLength(1)
+      expect(span.parentSpanId, name).toBe(run.spanId)
+      expect(span.attributes["hush.job_id"], name).toBe(created.json.id)
+      expect(span.attributes["hush.model"], name).toBe(created.json.model)
+      expect(span.start >= run.start && span.end <= run.end, `${name} within the run`).toBe(true)
+      return span
+    }
+    const decode = await step("job.decode")
+    const denoised = await step("job.denoise")
+    const encode = await step("job.encode")
+    const upload = await step("job.upload")
+    for (const span of [decode, denoised, encode]) expect(span.attributes["hush.audio_seconds"], span.name).toBeCloseTo(1, 1)
+    expect(decode.attributes["hush.channels"]).toBe(1)
+    expect(denoised.attributes["hush.channels"]).toBe(1)
+    expect(decode.attributes["hush.pcm_bytes"]).toBe(Number(decode.attributes["hush.audio_seconds"]) * 48_000 * 4)
+    expect(encode.attributes["hush.pcm_bytes"]).toBe(decode.attributes["hush.pcm_bytes"])
+    expect(encode.attributes["hush.format"]).toBe("mp3")
+    expect(upload.attributes["hush.format"]).toBe("mp3")
+    expect(upload.attributes["hush.bytes"]).toBe(job.json.output.size_bytes)
+    // one pulled stream: the encoder starts, then the first frame is denoised before the
+    // decoder's last byte, and the encoder's output ends after the last denoised frame; all
+    // of it inside the output's put, which pulls it
+    expect(encode.start).toBeLessThan(denoised.start)
+    expect(denoised.start).toBeLessThan(decode.end)
+    expect(denoised.end).toBeLessThanOrEqual(encode.end)
+    for (const span of [decode, denoised, encode]) {
+      expect(span.start >= upload.start && span.end <= upload.end, `${span.name} within the upload`).toBe(true)
+    }
+    // the storage calls of the run: the input's read under the decode, the output's put under the upload
+    const read = await waitForSpan((s) => s.name === "BlobStore.read" && s.traceId === run.traceId)
+    expect(read.parentSpanId).toBe(decode.spanId)
+    const write = await waitForSpan((s) => s.name === "BlobStore.write" && s.traceId === run.traceId)
+    expect(write.parentSpanId).toBe(upload.spanId)
   }, 60_000)
 })
 
@@ -139,6 +179,26 @@ describe("traces into the GPU provider", () => {
       const client = await waitForSpan((s) => s.spanId === clientSpanId)
       expect(client.name).toBe("gpu_provider POST")
       expect(client.traceId).toBe(run.traceId)
+
+      // the steps this worker sees: submit, wait (the host decodes, denoises, encodes and puts), upload completed
+      const step = async (name: string) => {
+        const span = await waitForSpan((s) => s.name === name && s.traceId === run.traceId)
+        expect(span.parentSpanId, name).toBe(run.spanId)
+        expect(span.attributes["hush.job_id"], name).toBe(created.json.id)
+        expect(span.attributes["hush.model"], name).toBe("hush/denoise-pro")
+        return span
+      }
+      const submitted = await step("job.submit")
+      expect(client.parentSpanId).toBe(submitted.spanId)
+      expect(submitted.attributes["hush.remote_job_id"]).toEqual(expect.any(String))
+      const waited = await step("job.wait")
+      expect(waited.attributes["hush.audio_seconds"]).toBeCloseTo(1, 1)
+      expect(waited.attributes["hush.polls"]).toBe(fake.requests.filter((r) => r.endpoint === "poll").length)
+      expect(waited.start).toBeGreaterThanOrEqual(submitted.end)
+      const uploaded = await step("job.upload")
+      expect(uploaded.start).toBeGreaterThanOrEqual(waited.end)
+      const job = await waitForJob(server, liveKey, created.json.id)
+      expect(uploaded.attributes["hush.bytes"]).toBe(job.json.output.size_bytes)
     } finally {
       await server.close()
       await fake.close()
@@ -147,10 +207,14 @@ describe("traces into the GPU provider", () => {
 })
 
 describe("without OTEL_EXPORTER_OTLP_ENDPOINT", () => {
-  it("no tracer is configured: the tracing layer is empty", async () => {
+  it("tracing is off: spans are no-ops, none is current, none propagates", async () => {
     const config = await Effect.runPromise(loadObservabilityConfig.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))))
     expect(Option.isNone(config.otlpEndpoint)).toBe(true)
-    expect(tracingLayer(config, "1.0.0")).toBe(Layer.empty)
+    const currentInSpan = recordedSpan.pipe(Effect.withSpan("a use case"))
+    // Effect's default tracer makes a real span…
+    expect(Option.isSome(await Effect.runPromise(currentInSpan))).toBe(true)
+    // …which the tracing layer turns off when there is nowhere to send it: a no-op, with no ids to pass on
+    expect(Option.isNone(await Effect.runPromise(currentInSpan.pipe(Effect.provide(tracingLayer(config, "1.0.0")))))).toBe(true)
   })
 
   it("a server without it exports nothing", async () => {
@@ -165,4 +229,34 @@ describe("without OTEL_EXPORTER_OTLP_ENDPOINT", () => {
       await server.close()
     }
   })
+})
+
+describe("sampling (OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0)", () => {
+  it("keeps only the traces a caller marked sampled, each whole; the rest export nothing", async () => {
+    const server = await startTestServer({
+      observability: { otlpEndpoint: Option.some(endpoint), sampler: { ratio: 0, parentBased: true } }
+    })
+    try {
+      const { liveKey } = await server.createAccount(5_000_000)
+      const before = received.length
+      const dropped = "0af7651916cd43dd8448eb211c80319c"
+      const kept = "b7ad6b7169203331b7ad6b7169203331"
+      const file = { filename: "a.wav", size_bytes: 1_000, content_type: "audio/wav" }
+      // a new trace (sampled at ratio 0) and a caller's unsampled one: dropped, with their use case and SQL spans
+      expect((await createFile(server, liveKey, file)).status).toBe(201)
+      expect((await createFile(server, liveKey, file, { traceparent: `00-${dropped}-00f067aa0ba902b7-00` })).status).toBe(201)
+      // a caller's sampled trace: kept, children and all
+      expect((await createFile(server, liveKey, file, { traceparent: `00-${kept}-00f067aa0ba902b7-01` })).status).toBe(201)
+      const request = await waitForSpan((s) => s.name === "POST /v1/files" && s.traceId === kept)
+      const useCase = await waitForSpan((s) => s.name === "createFile" && s.traceId === kept)
+      expect(useCase.spanId).not.toBe(request.spanId)
+      await sleep(1_500)
+      const since = received.slice(before)
+      expect(since.every((s) => s.traceId === kept)).toBe(true)
+      // the kept trace is whole: the request, its use case and the use case's storage call
+      expect(since.map((s) => s.name).sort()).toEqual(["BlobStore.createUpload", "POST /v1/files", "createFile"])
+    } finally {
+      await server.close()
+    }
+  }, 60_000)
 })
