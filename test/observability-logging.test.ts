@@ -1,19 +1,14 @@
 /** HUSH_LOG_FORMAT=json: one JSON object a line, annotations flat, the trace and span ids of the active span. */
-import { Effect, LogLevel, Option } from "effect"
-import { describe, expect, it, vi } from "vitest"
+import { Cause, Effect, LogLevel, Option } from "effect"
+import { execFileSync } from "node:child_process"
+import { describe, expect, it } from "vitest"
 import { DEFAULT_OBSERVABILITY, loggingLayer } from "../apps/runtime/observability.js"
+import { tracingLayer } from "../apps/runtime/tracing.js"
 
 const capture = async (format: "json" | "text", program: Effect.Effect<void>) => {
   const lines: Array<string> = []
-  const spy = vi.spyOn(console, "log").mockImplementation((...args: Array<unknown>) => {
-    lines.push(args.map(String).join(" "))
-  })
-  try {
-    const layer = loggingLayer({ ...DEFAULT_OBSERVABILITY, logFormat: format, logLevel: Option.some(LogLevel.Debug) })
-    await Effect.runPromise(program.pipe(Effect.provide(layer)))
-  } finally {
-    spy.mockRestore()
-  }
+  const layer = loggingLayer({ ...DEFAULT_OBSERVABILITY, logFormat: format, logLevel: Option.some(LogLevel.Debug) }, { write: (line) => lines.push(line) })
+  await Effect.runPromise(program.pipe(Effect.provide(layer)))
   return lines
 }
 
@@ -37,5 +32,38 @@ describe("log lines", () => {
     expect(lines).toHaveLength(1)
     expect(lines[0]).toMatch(/level=INFO .*message=request .*requestId=req_2/)
     expect(lines[0]).toMatch(/traceId=[0-9a-f]{32}/)
+  })
+
+  it("text: a value with spaces, quotes or a newline is quoted and stays on its one line", async () => {
+    const lines = await capture("text", Effect.logWarning("odd \"value\"").pipe(Effect.annotateLogs({ detail: "two\nlines", plain: "x" })))
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).not.toContain("\n")
+    expect(lines[0]).toContain('message="odd \\"value\\""')
+    expect(lines[0]).toContain('detail="two\\nlines" plain=x')
+  })
+
+  it("with tracing off, spans are no-ops and no placeholder trace id reaches a line", async () => {
+    const off = tracingLayer(DEFAULT_OBSERVABILITY, "1.0.0")
+    const lines = await capture("json", Effect.logInfo("request").pipe(Effect.withSpan("GET /v1/health"), Effect.provide(off)))
+    expect(lines).toHaveLength(1)
+    expect(JSON.parse(lines[0]!).traceId).toBeUndefined()
+  })
+
+  it("a failure's cause is in its line", async () => {
+    const lines = await capture("json", Effect.logError("unhandled failure", Cause.fail(new Error("disk full"))))
+    expect(JSON.parse(lines[0]!).cause).toContain("disk full")
+  })
+})
+
+describe("stdout", () => {
+  it("lines buffered for a tick are all written, even when the process exits at once", () => {
+    const script = `
+      import { Effect } from "effect"
+      import { loggingLayer, DEFAULT_OBSERVABILITY } from ${JSON.stringify(new URL("../apps/runtime/observability.ts", import.meta.url).pathname)}
+      await Effect.runPromise(Effect.forEach([1, 2, 3], (n) => Effect.logInfo("line " + n), { discard: true }).pipe(Effect.provide(loggingLayer(DEFAULT_OBSERVABILITY))))
+      process.exit(0)
+    `
+    const out = execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" })
+    expect(out.trim().split("\n").map((line) => /message="?(line \d)/.exec(line)?.[1])).toEqual(["line 1", "line 2", "line 3"])
   })
 })

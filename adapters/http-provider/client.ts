@@ -8,6 +8,7 @@ import { HttpTraceContext } from "@effect/platform"
 import { Clock, Duration, Effect, Either, Option, Random, Redacted } from "effect"
 import { ProviderFailure } from "../../core/ports/denoise-provider.js"
 import { PROTOCOL_HEADER, PROTOCOL_VERSION } from "./protocol.js"
+import { recordedSpan } from "../../core/observability/spans.js"
 
 export interface RetryPolicy {
   /** Attempts of one call in all, the first included. */
@@ -109,7 +110,7 @@ export const makeClient = (options: ClientOptions) => {
     if (spec.body !== undefined) headers["content-type"] = "application/json"
     if (spec.idempotencyKey !== undefined) headers["idempotency-key"] = spec.idempotencyKey
     // W3C trace context out: the provider's work joins the job's trace (a no-op without a tracer)
-    const sent = Effect.flatMap(Effect.option(Effect.currentSpan), (span) => {
+    const sent = Effect.flatMap(recordedSpan, (span) => {
       if (Option.isSome(span)) Object.assign(headers, HttpTraceContext.toHeaders(span.value))
       return send
     })

@@ -4,13 +4,16 @@
  * - `METRICS_TOKEN`: `/metrics` answers Prometheus text to `Authorization: Bearer <token>`;
  *   unset, `/metrics` is off (404). `METRICS_PORT`: served on that port instead (same token),
  *   and 404 on the public one.
- * - `HUSH_LOG_FORMAT=json`: one JSON object a line (production); else Effect's readable logfmt.
+ * - `HUSH_LOG_FORMAT=json`: one JSON object a line (production); else readable logfmt (log-lines.ts).
  *   `HUSH_LOG_LEVEL` (trace, debug, info, warn, error, any case; default info).
  * - `OTEL_EXPORTER_OTLP_ENDPOINT`: traces exported by OTLP/HTTP (apps/runtime/tracing.ts); off unset.
+ *   `OTEL_TRACES_SAMPLER`/`OTEL_TRACES_SAMPLER_ARG`: which traces are kept (sampler.ts).
  *
  * Every log line carries the current trace and span ids when a span is active.
  */
-import { Config, ConfigError, Context, Effect, FiberRef, FiberRefs, HashMap, HashSet, Layer, Logger, LogLevel, Option, Redacted, Tracer } from "effect"
+import { Config, ConfigError, Effect, FiberRef, HashSet, Layer, Logger, type LogLevel, Option, Redacted } from "effect"
+import { lineLogger, type LineSink, stdoutSink } from "./log-lines.js"
+import { ALWAYS_ON, loadSamplerConfig, type SamplerConfig } from "./sampler.js"
 
 export interface ObservabilityConfig {
   readonly metricsToken: Option.Option<Redacted.Redacted<string>>
@@ -20,6 +23,8 @@ export interface ObservabilityConfig {
   readonly otlpEndpoint: Option.Option<string>
   /** `service.name` of the exported spans (OTEL_SERVICE_NAME; default `hush`). */
   readonly serviceName: string
+  /** Which traces are kept (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG; sampler.ts). */
+  readonly sampler: SamplerConfig
 }
 
 export const DEFAULT_OBSERVABILITY: ObservabilityConfig = {
@@ -28,7 +33,8 @@ export const DEFAULT_OBSERVABILITY: ObservabilityConfig = {
   logFormat: "text",
   logLevel: Option.none(),
   otlpEndpoint: Option.none(),
-  serviceName: "hush"
+  serviceName: "hush",
+  sampler: ALWAYS_ON
 }
 
 const nonEmpty = (name: string) =>
@@ -45,34 +51,19 @@ export const loadObservabilityConfig = Effect.gen(function*() {
     logFormat: (yield* Config.literal("json", "text")("HUSH_LOG_FORMAT").pipe(Config.withDefault("text" as const))),
     logLevel: yield* Config.option(Config.logLevel("HUSH_LOG_LEVEL")),
     otlpEndpoint: yield* nonEmpty("OTEL_EXPORTER_OTLP_ENDPOINT"),
-    serviceName: Option.getOrElse(yield* nonEmpty("OTEL_SERVICE_NAME"), () => "hush")
+    serviceName: Option.getOrElse(yield* nonEmpty("OTEL_SERVICE_NAME"), () => "hush"),
+    sampler: yield* loadSamplerConfig
   }
   return config
 })
 
-/** The active span's ids, read from the logging fiber's context. */
-const traceOf = (refs: FiberRefs.FiberRefs): Record<string, string> => {
-  const span = Context.getOption(FiberRefs.getOrDefault(refs, FiberRef.currentContext), Tracer.ParentSpan)
-  return Option.isSome(span) ? { traceId: span.value.traceId, spanId: span.value.spanId } : {}
-}
-
-/** `logger` with the trace and span ids added to every line's annotations. */
-const withTraceIds = <O>(logger: Logger.Logger<unknown, O>) =>
-  Logger.make<unknown, O>((options) => {
-    const ids = traceOf(options.context)
-    const annotations = Object.entries(ids).reduce((map, [key, value]) => HashMap.set(map, key, value as unknown), options.annotations)
-    return logger.log({ ...options, annotations })
-  })
-
-const jsonLine = Logger.map(Logger.structuredLogger, (entry) => {
-  const { annotations, logLevel, spans, ...rest } = entry
-  // flat: `{"timestamp":…,"level":"INFO","message":"request","requestId":…}`, as log shippers expect
-  return JSON.stringify({ ...rest, level: logLevel, ...(Object.keys(spans).length === 0 ? {} : { spans }), ...annotations })
-})
+let stdout: LineSink | undefined
+/** The process's stdout sink, made once (it flushes on exit). */
+const processSink = () => (stdout ??= stdoutSink())
 
 /** The process's one logger (one line a record: JSON, or logfmt) and level; the entry points install it (tests keep theirs). */
-export const loggingLayer = (config: ObservabilityConfig): Layer.Layer<never> => {
-  const logger = config.logFormat === "json" ? Logger.withConsoleLog(withTraceIds(jsonLine)) : withTraceIds(Logger.defaultLogger)
+export const loggingLayer = (config: ObservabilityConfig, sink: LineSink = processSink()): Layer.Layer<never> => {
+  const logger = lineLogger(config.logFormat, sink)
   // the only logger: NodeRuntime.runMain adds its pretty (multi-line) one beside the default
   const format = Layer.scopedDiscard(Effect.locallyScopedWith(FiberRef.currentLoggers, () => HashSet.make<Array<Logger.Logger<unknown, any>>>(logger)))
   const level = Option.match(config.logLevel, { onNone: () => Layer.empty, onSome: Logger.minimumLogLevel })

@@ -8,9 +8,10 @@ import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadObservabilityConfig } from "../../apps/runtime/observability.js"
 import { tracingLayer } from "../../apps/runtime/tracing.js"
+import { recordedSpan } from "../../core/observability/spans.js"
 import { startFakeGpuProvider } from "../support/fake-gpu-provider.js"
 import { freePort, startTestServer, type TestServer } from "../support/server.js"
-import { denoise, readyFile, sleep, tone, waitForJob } from "./helpers.js"
+import { createFile, denoise, readyFile, sleep, tone, waitForJob } from "./helpers.js"
 
 interface Span {
   readonly traceId: string
@@ -147,10 +148,14 @@ describe("traces into the GPU provider", () => {
 })
 
 describe("without OTEL_EXPORTER_OTLP_ENDPOINT", () => {
-  it("no tracer is configured: the tracing layer is empty", async () => {
+  it("tracing is off: spans are no-ops, none is current, none propagates", async () => {
     const config = await Effect.runPromise(loadObservabilityConfig.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))))
     expect(Option.isNone(config.otlpEndpoint)).toBe(true)
-    expect(tracingLayer(config, "1.0.0")).toBe(Layer.empty)
+    const currentInSpan = recordedSpan.pipe(Effect.withSpan("a use case"))
+    // Effect's default tracer makes a real span…
+    expect(Option.isSome(await Effect.runPromise(currentInSpan))).toBe(true)
+    // …which the tracing layer turns off when there is nowhere to send it: a no-op, with no ids to pass on
+    expect(Option.isNone(await Effect.runPromise(currentInSpan.pipe(Effect.provide(tracingLayer(config, "1.0.0")))))).toBe(true)
   })
 
   it("a server without it exports nothing", async () => {
@@ -165,4 +170,34 @@ describe("without OTEL_EXPORTER_OTLP_ENDPOINT", () => {
       await server.close()
     }
   })
+})
+
+describe("sampling (OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0)", () => {
+  it("keeps only the traces a caller marked sampled, each whole; the rest export nothing", async () => {
+    const server = await startTestServer({
+      observability: { otlpEndpoint: Option.some(endpoint), sampler: { ratio: 0, parentBased: true } }
+    })
+    try {
+      const { liveKey } = await server.createAccount(5_000_000)
+      const before = received.length
+      const dropped = "0af7651916cd43dd8448eb211c80319c"
+      const kept = "b7ad6b7169203331b7ad6b7169203331"
+      const file = { filename: "a.wav", size_bytes: 1_000, content_type: "audio/wav" }
+      // a new trace (sampled at ratio 0) and a caller's unsampled one: dropped, with their use case and SQL spans
+      expect((await createFile(server, liveKey, file)).status).toBe(201)
+      expect((await createFile(server, liveKey, file, { traceparent: `00-${dropped}-00f067aa0ba902b7-00` })).status).toBe(201)
+      // a caller's sampled trace: kept, children and all
+      expect((await createFile(server, liveKey, file, { traceparent: `00-${kept}-00f067aa0ba902b7-01` })).status).toBe(201)
+      const request = await waitForSpan((s) => s.name === "POST /v1/files" && s.traceId === kept)
+      const useCase = await waitForSpan((s) => s.name === "createFile" && s.traceId === kept)
+      expect(useCase.spanId).not.toBe(request.spanId)
+      await sleep(1_500)
+      const since = received.slice(before)
+      expect(since.every((s) => s.traceId === kept)).toBe(true)
+      // the kept trace is whole: the request, its use case and the use case's storage call
+      expect(since.map((s) => s.name).sort()).toEqual(["BlobStore.createUpload", "POST /v1/files", "createFile"])
+    } finally {
+      await server.close()
+    }
+  }, 60_000)
 })

@@ -4,10 +4,11 @@
  * route, status, duration and the caller's account and key ids. Headers, bodies and query
  * strings are never logged: they carry keys, signed URLs' signatures and session cookies.
  */
-import { Context, Effect } from "effect"
+import { Context, Effect, Option } from "effect"
 import { STORAGE_PATH_PREFIX } from "../../../adapters/local-storage/config.js"
 import type { ApiError } from "../../../core/errors.js"
 import * as Metrics from "../../../core/observability/metrics.js"
+import { recordedSpan } from "../../../core/observability/spans.js"
 import { DASHBOARD_PAGES } from "../web.js"
 import { allEndpointFacts, pathMatches } from "./facts.js"
 
@@ -98,18 +99,20 @@ export interface Answered {
   readonly facts: RequestFacts
 }
 
-/** The request's metrics and its one log line. */
+/** The request's metrics, its span's attributes and its one log line. */
 export const recordAnswer = (answer: Answered) => {
   const route = routeOfRequest(answer.request)
   const method = answer.request.method
   const labels = { route, method, status: String(answer.status) }
+  const { accountId, keyId } = answer.facts
   return Effect.all([
-    Effect.annotateCurrentSpan({
-      "hush.request_id": answer.requestId,
-      "http.route": route,
-      ...(answer.facts.accountId === undefined ? {} : { "hush.account_id": answer.facts.accountId }),
-      ...(answer.facts.keyId === undefined ? {} : { "hush.key_id": answer.facts.keyId })
-    }),
+    // the request's span, when tracing is on
+    Effect.map(recordedSpan, Option.map((span) => {
+      span.attribute("hush.request_id", answer.requestId)
+      span.attribute("http.route", route)
+      if (accountId !== undefined) span.attribute("hush.account_id", accountId)
+      if (keyId !== undefined) span.attribute("hush.key_id", keyId)
+    })),
     Metrics.count(Metrics.httpRequests, labels),
     Metrics.observe(Metrics.httpRequestDuration, labels, answer.seconds),
     Effect.logInfo("request").pipe(Effect.annotateLogs({
@@ -118,8 +121,8 @@ export const recordAnswer = (answer: Answered) => {
       route,
       status: answer.status,
       durationMs: Math.round(answer.seconds * 1e4) / 10,
-      ...(answer.facts.accountId === undefined ? {} : { accountId: answer.facts.accountId }),
-      ...(answer.facts.keyId === undefined ? {} : { keyId: answer.facts.keyId })
+      ...(accountId === undefined ? {} : { accountId }),
+      ...(keyId === undefined ? {} : { keyId })
     }))
   ], { discard: true })
 }
