@@ -47,7 +47,12 @@ export const HUM_DEFAULTS = Object.freeze({
   /** Stable harmonics a family needs before any of its harmonics is removed. */
   minHarmonics: 2,
   /** Largest mains frequency deviation followed, Hz. */
-  maxDriftHz: 0.5
+  maxDriftHz: 0.5,
+  /**
+   * Each block counts in inverse proportion to its power: blocks where someone speaks (louder
+   * than the hum) barely move the estimate, which the pauses around them then make.
+   */
+  weighted: true
 })
 
 /** One mains family: f0, its period, and per block the phasor of each harmonic. */
@@ -99,6 +104,9 @@ export class HumRemover {
   /** Real samples (not padding) in the block being folded, and per ring slot. */
   #count = 0
   #counts
+  /** Σ x² of the block being folded, and per ring slot each block's weight: 1 / its mean power. */
+  #energy = 0
+  #weights
   #blocks = 0
   /** The hum to subtract at the start and at the end of the output block: one period each, and its length (0: none). */
   #from
@@ -120,6 +128,7 @@ export class HumRemover {
     this.#raw = new Float32Array(frameSize)
     const ring = 2 * p.lookBlocks + 1
     this.#counts = new Float64Array(ring)
+    this.#weights = new Float64Array(ring)
     this.#families = [new Family(50, p.maxHz, ring), new Family(60, p.maxHz, ring)]
     this.#from = new Float64Array(RATE / 50)
     this.#to = new Float64Array(RATE / 50)
@@ -184,13 +193,18 @@ export class HumRemover {
           if (++j === period) j = 0
         }
       }
+      let energy = 0
+      for (let i = 0; i < n; i++) energy += frame[i] * frame[i]
+      this.#energy += energy
       this.#count += n
     }
     if (position + n === HUM_BLOCK) {
       const slot = this.#blocks % this.#counts.length
       for (const family of this.#families) family.close(slot)
       this.#counts[slot] = this.#count
+      this.#weights[slot] = this.#p.weighted && this.#count > 0 ? this.#count / (this.#energy + this.#count * 1e-3) : 1
       this.#count = 0
+      this.#energy = 0
       this.#blocks++
     }
   }
@@ -284,14 +298,21 @@ export class HumRemover {
     let stable = 0
     let kept = 0
     let power = 0
+    let mass = 0
+    for (let blk = first; blk <= last; blk++) mass += this.#weights[blk % ring] * this.#counts[blk % ring]
     for (let k = 1; k <= H; k++) {
+      // plain sums for the coherence (every block alike), weighted ones for the estimate
       let c = 0
       let s = 0
+      let cw = 0
+      let sw = 0
       let energy = 0
+      let energyW = 0
       for (let blk = first; blk <= last; blk++) {
         const slot = blk % ring
         const m = this.#counts[slot]
         if (m === 0) continue
+        const w = this.#weights[slot]
         const i = slot * H + k - 1
         const bc = family.cos[i]
         const bs = family.sin[i]
@@ -299,15 +320,23 @@ export class HumRemover {
         const angle = 2 * Math.PI * k * drift * (at - (blk + 0.5) * BLOCK_SECONDS)
         const cos = Math.cos(angle)
         const sin = Math.sin(angle)
-        c += bc * cos + bs * sin
-        s += bs * cos - bc * sin
+        const ct = bc * cos + bs * sin
+        const st = bs * cos - bc * sin
+        c += ct
+        s += st
+        cw += w * ct
+        sw += w * st
         energy += (bc * bc + bs * bs) / m
+        energyW += (w * (bc * bc + bs * bs)) / m
       }
       // the mean of x·cos over whole periods is half the cosine's amplitude
-      const ak = (2 * c) / count
-      const bk = (2 * s) / count
+      const ak = (2 * cw) / mass
+      const bk = (2 * sw) / mass
       const coherence = energy > 0 ? (c * c + s * s) / (count * energy) : 0
-      if (coherence >= p.keepCoherence && Math.hypot(ak, bk) >= p.minAmplitude) {
+      // Weighted, the pauses speak loudest: a harmonic that speech scatters stays coherent there.
+      // (Not for finding a family: a quiet block's weight can make one block look like a tone.)
+      const coherenceW = energyW > 0 ? (cw * cw + sw * sw) / (mass * energyW) : 0
+      if (Math.max(coherence, coherenceW) >= p.keepCoherence && Math.hypot(ak, bk) >= p.minAmplitude) {
         a[k - 1] = ak
         b[k - 1] = bk
         kept++
