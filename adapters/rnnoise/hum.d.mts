@@ -5,12 +5,16 @@ export interface HumParams {
   readonly maxHz: number
   /** Minimal coherence (0…1) of a harmonic's block phasors over the window to count as a stable tone. */
   readonly coherence: number
+  /** Coherence above which a harmonic of a family already present is removed. */
+  readonly keepCoherence: number
   /** Minimal amplitude of a removed harmonic, in the caller's units. */
   readonly minAmplitude: number
   /** Stable harmonics a family (50 or 60 Hz) needs before any of its harmonics is removed. */
   readonly minHarmonics: number
   /** Largest mains frequency deviation followed, Hz. */
   readonly maxDriftHz: number
+  /** Blocks count in inverse proportion to their power in the estimate (speech barely moves it). */
+  readonly weighted: boolean
 }
 
 /** Samples per analysis block: 100 ms at 48 kHz. */
