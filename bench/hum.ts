@@ -1,7 +1,8 @@
 /**
  * What the hum stage (adapters/rnnoise/hum.mjs) costs beside RNNoise, on one core: 60 s of
  * noise with and without 50 Hz hum, frame by frame as the engine runs them, each timed
- * alone (best of 3 runs). Prints × real time and the stage's time as a share of the model's.
+ * alone, the two taking turns (best of 5 runs each: a shared machine's load comes and goes).
+ * Prints × real time and the stage's time as a share of the model's.
  *
  *   npx tsx bench/hum.ts
  */
@@ -26,17 +27,13 @@ const signal = (withHum: boolean) => {
   })
 }
 
-const best = (run: () => void) => {
-  let fastest = Infinity
-  for (let i = 0; i < 3; i++) {
-    const t0 = performance.now()
-    run()
-    fastest = Math.min(fastest, performance.now() - t0)
-  }
-  return fastest / 1000
+const seconds = (run: () => void) => {
+  const t0 = performance.now()
+  run()
+  return (performance.now() - t0) / 1000
 }
 
-const humTime = (x: Float32Array) => best(() => {
+const humTime = (x: Float32Array) => seconds(() => {
   const remover = new HumRemover(FRAME_SIZE)
   const frame = new Float32Array(FRAME_SIZE)
   for (let at = 0; at + FRAME_SIZE <= N; at += FRAME_SIZE) {
@@ -45,7 +42,7 @@ const humTime = (x: Float32Array) => best(() => {
   }
 })
 
-const modelTime = (x: Float32Array) => best(() => {
+const modelTime = (x: Float32Array) => seconds(() => {
   const module = rnnoiseModule()
   const state = module._rnnoise_create(0)
   const buffer = module._malloc(FRAME_SIZE * 4)
@@ -61,8 +58,9 @@ console.log("| input (60 s) | hum stage ×RT | RNNoise ×RT | hum stage ÷ RNNoi
 console.log("|---|---|---|---|")
 for (const withHum of [false, true]) {
   const x = signal(withHum)
-  const hum = humTime(x)
-  const model = modelTime(x)
+  let hum = Infinity
+  let model = Infinity
+  for (let i = 0; i < 5; i++) (hum = Math.min(hum, humTime(x)), model = Math.min(model, modelTime(x)))
   console.log(`| ${withHum ? "noise + 50 Hz hum" : "noise, no hum"} | ${(SECONDS / hum).toFixed(0)} | ${(SECONDS / model).toFixed(1)} | ${((100 * hum) / model).toFixed(1)} % |`)
 }
 console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`)
