@@ -6,8 +6,14 @@
 //   HARNESS_DIR      the harness (default ../shared/bench/api-floor); copied to a temporary folder for its `npm ci`
 //   PORT             Hush's port (default 8797)
 //   HUSH_WORKER      on by default, as `npm start`; off measures the API alone
+//   OBSERVABILITY    off (default: no METRICS_TOKEN, no OTLP endpoint), on (both set: a local OTLP
+//                    receiver takes the spans and /metrics is scraped every 5 s, as Prometheus
+//                    would), or both: one harness run each, off then on, and a table comparing them.
+//                    OTEL_TRACES_SAMPLER(_ARG), when set, go to the server as they are.
 // Anything else (ROUNDS, SECONDS, CASES, JSON_OUT, …) goes to the harness as it is.
 import { execFileSync, spawn } from "node:child_process"
+import { createServer } from "node:http"
+import { randomBytes } from "node:crypto"
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
@@ -35,34 +41,109 @@ const floorScript = join(harness, "floor-server.mjs")
 writeFileSync(floorScript, readFileSync(floorScript, "utf8").replace("in the harness's folder'", "in the harness folder'"))
 execFileSync("npm", ["ci", "--silent", "--no-audit", "--no-fund"], { cwd: harness, stdio: "inherit" })
 
-const dataDir = join(work, "data")
-const env = { ...process.env, PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }
-const hush = spawn(process.execPath, ["--enable-source-maps", join(root, "dist/app/api.mjs")], { env, stdio: ["ignore", "ignore", "inherit"] })
+
+const modes = { off: ["off"], on: ["on"], both: ["off", "on"] }[process.env.OBSERVABILITY ?? "off"]
+if (modes === undefined) throw new Error(`OBSERVABILITY must be off, on or both, not ${process.env.OBSERVABILITY}`)
+
+/** An OTLP/HTTP receiver that counts the spans it is sent and answers 200, as a collector would. */
+const startOtlpSink = async () => {
+  let spans = 0
+  const server = createServer((request, response) => {
+    let body = ""
+    request.on("data", (chunk) => (body += chunk))
+    request.on("end", () => {
+      spans += (body.match(/"spanId"/g) ?? []).length
+      response.writeHead(200, { "content-type": "application/json" }).end("{}")
+    })
+  })
+  await new Promise((r) => server.listen(0, "127.0.0.1", r))
+  return { url: `http://127.0.0.1:${server.address().port}`, spans: () => spans, close: () => new Promise((r) => server.close(r)) }
+}
+
+let hush
+let otlp
+let scraper
+const stopHush = async () => {
+  clearInterval(scraper)
+  if (hush !== undefined && hush.exitCode === null) {
+    hush.kill("SIGTERM")
+    await new Promise((r) => (hush.exitCode !== null ? r() : hush.once("exit", r)))
+  }
+  await otlp?.close()
+  otlp = undefined
+}
 const cleanup = async () => {
-  hush.kill("SIGTERM")
-  await new Promise((r) => (hush.exitCode !== null ? r() : hush.once("exit", r)))
+  await stopHush()
   await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
   await admin.end()
   rmSync(work, { recursive: true, force: true })
 }
 process.once("SIGINT", () => void cleanup().then(() => process.exit(130)))
 
+/** One harness run against a fresh Hush with observability `mode`; the harness's JSON results. */
+const measure = async (mode) => {
+  const dataDir = join(work, `data-${mode}`)
+  const env = { ...process.env, PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }
+  delete env.METRICS_TOKEN
+  delete env.OTEL_EXPORTER_OTLP_ENDPOINT
+  const metricsToken = randomBytes(18).toString("base64url")
+  if (mode === "on") {
+    otlp = await startOtlpSink()
+    Object.assign(env, { METRICS_TOKEN: metricsToken, OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url })
+  }
+  // a fresh schema each run: the previous run's accounts and keys are gone
+  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+  await admin.query(`CREATE DATABASE ${database}`)
+  hush = spawn(process.execPath, ["--enable-source-maps", join(root, "dist/app/api.mjs")], { env, stdio: ["ignore", "ignore", "inherit"] })
+  try {
+    for (let waited = 0; ; waited += 200) {
+      if (hush.exitCode !== null) throw new Error(`Hush exited (${hush.exitCode}) before answering`)
+      if (await fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.ok, () => false)) break
+      if (waited > 60_000) throw new Error("Hush did not answer /v1/health within 60 s")
+      await sleep(200)
+    }
+    let scrapes = 0
+    if (mode === "on") {
+      scraper = setInterval(() => {
+        fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })
+          .then((r) => r.text().then(() => r.ok && scrapes++), () => undefined)
+      }, 5_000)
+    }
+    console.log(`Hush on PostgreSQL (${database}), worker ${env.HUSH_WORKER === "off" ? "off" : "on"}, observability ${mode}` +
+      `${mode === "on" ? ` (sampler ${env.OTEL_TRACES_SAMPLER ?? "parentbased_always_on"}${env.OTEL_TRACES_SAMPLER_ARG ? ` ${env.OTEL_TRACES_SAMPLER_ARG}` : ""})` : ""}` +
+      `; load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
+    const cli = `DATA_DIR='${dataDir}' DATABASE_URL='${databaseUrl}' ${process.execPath} ${join(root, "dist/app/cli.mjs")}`
+    const jsonOut = join(work, `results-${mode}.json`)
+    const run = spawn(process.execPath, [join(harness, "load.mjs")], {
+      env: { ...env, BASE_URL: `http://127.0.0.1:${port}`, ADMIN_CMD: cli, PROJECT_DIR: root, FLOOR_DATABASE_URL: databaseUrl, JSON_OUT: process.env.JSON_OUT ?? jsonOut },
+      stdio: "inherit"
+    })
+    const code = await new Promise((r) => run.once("exit", (c) => r(c ?? 1)))
+    if (code !== 0) throw new Error(`the harness exited ${code}`)
+    if (mode === "on") console.log(`observability on: ${otlp.spans()} spans received by OTLP, /metrics scraped ${scrapes} times`)
+    console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
+    return JSON.parse(readFileSync(process.env.JSON_OUT ?? jsonOut, "utf8")).results
+  } finally {
+    await stopHush()
+  }
+}
+
 let code = 1
 try {
-  for (let waited = 0; ; waited += 200) {
-    if (hush.exitCode !== null) throw new Error(`Hush exited (${hush.exitCode}) before answering`)
-    if (await fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.ok, () => false)) break
-    if (waited > 60_000) throw new Error("Hush did not answer /v1/health within 60 s")
-    await sleep(200)
+  const results = {}
+  for (const mode of modes) results[mode] = await measure(mode)
+  if (modes.length === 2) {
+    console.log("\nobservability off against on (each a ratio to the floor of its own run):")
+    console.log("| case | Hush ok/s off | ratio off | Hush ok/s on | ratio on | on ÷ off |")
+    console.log("|---|---|---|---|---|---|")
+    for (const c of Object.keys(results.off)) {
+      const off = results.off[c]
+      const on = results.on[c]
+      if (on === undefined) continue
+      console.log(`| ${c} | ${off.sides[1].okRate.toFixed(0)} | ${off.ratio.toFixed(3)} | ${on.sides[1].okRate.toFixed(0)} | ${on.ratio.toFixed(3)} | ${(on.ratio / off.ratio).toFixed(2)} |`)
+    }
   }
-  console.log(`Hush on PostgreSQL (${database}), worker ${env.HUSH_WORKER === "off" ? "off" : "on"}; load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
-  const cli = `DATA_DIR='${dataDir}' DATABASE_URL='${databaseUrl}' ${process.execPath} ${join(root, "dist/app/cli.mjs")}`
-  const run = spawn(process.execPath, [join(harness, "load.mjs")], {
-    env: { ...env, BASE_URL: `http://127.0.0.1:${port}`, ADMIN_CMD: cli, PROJECT_DIR: root, FLOOR_DATABASE_URL: databaseUrl },
-    stdio: "inherit"
-  })
-  code = await new Promise((r) => run.once("exit", (c) => r(c ?? 1)))
-  console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
+  code = 0
 } catch (error) {
   console.error(String(error))
 } finally {

@@ -5,7 +5,7 @@
  * defences (addresses, resolution at send time, redirects not followed).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Either, Fiber, Layer, Option, TestClock } from "effect"
+import { Duration, Effect, Either, Fiber, Layer, Metric, MetricLabel, Option, TestClock } from "effect"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll } from "vitest"
 import { makeWebhookSender } from "../adapters/webhook-http/sender.js"
@@ -17,6 +17,7 @@ import { WebhookRepo, WebhookSender } from "../core/ports/webhooks.js"
 import {
   afterAttempt, DISABLE_AFTER_FAILING_MS, MAX_WEBHOOK_ATTEMPTS, RETRY_DELAYS_MS, signedHeaders
 } from "../core/rules/webhooks.js"
+import * as Metrics from "../core/observability/metrics.js"
 import { createAccountWithKeys } from "../core/services/accounts.js"
 import { authenticate } from "../core/services/caller.js"
 import { claimDueDeliveries, deliver, deliverDue } from "../core/services/webhook-delivery.js"
@@ -153,6 +154,10 @@ const environment = Layer.merge(coreEnvironment(), makeWebhookSender({ allowPriv
 const emitTestEvent = (accountId: string) =>
   transactionally(emitEvent({ accountId, mode: "test", type: "job.canceled", data: { id: "job_x" } }))
 
+/** hush_webhook_deliveries_total{outcome} now (the process's registry: compare two readings). */
+const deliveriesCounted = (outcome: string) =>
+  Effect.map(Metric.value(Metric.taggedWithLabels(Metrics.webhookDeliveries, [MetricLabel.make("outcome", outcome)])), (state) => state.count)
+
 describe("deliveries, driven by TestClock", () => {
   const withReceiver = <A, E, R>(answer: (index: number) => Answer, body: (receiver: Receiver) => Effect.Effect<A, E, R>) =>
     Effect.acquireUseRelease(Effect.promise(() => startReceiver((_, i) => answer(i))), body, (r) => Effect.promise(() => r.close()))
@@ -206,12 +211,17 @@ describe("deliveries, driven by TestClock", () => {
       Effect.gen(function*() {
         const { endpoint, accountId } = yield* withEndpoint(receiver.url)
         yield* emitTestEvent(accountId)
+        const retryingBefore = yield* deliveriesCounted("retrying")
+        const failedBefore = yield* deliveriesCounted("failed")
         const outcomes: Array<string> = [...yield* deliverDue("w1")]
         for (const delay of RETRY_DELAYS_MS) {
           yield* TestClock.adjust(Duration.millis(delay))
           outcomes.push(...yield* deliverDue("w1"))
         }
         expect(outcomes).toEqual([...Array(7).fill("retrying"), "failed"])
+        // the metric counts each attempt by its outcome
+        expect((yield* deliveriesCounted("retrying")) - retryingBefore).toBe(7)
+        expect((yield* deliveriesCounted("failed")) - failedBefore).toBe(1)
         expect(receiver.received).toHaveLength(8)
         const repo = yield* WebhookRepo
         const [delivery] = yield* repo.listDeliveries({ endpointId: endpoint.id, limit: 10 })
@@ -247,9 +257,13 @@ describe("deliveries, driven by TestClock", () => {
         yield* TestClock.adjust(Duration.seconds(31))
         const [claimedByB] = yield* claimDueDeliveries("worker-b", 10)
         expect(claimedByB!.id).toBe(claimedByA!.id)
+        const deliveredBefore = yield* deliveriesCounted("delivered")
+        const lostBefore = yield* deliveriesCounted("lease_lost")
         expect(yield* deliver(claimedByB!, "worker-b")).toBe("delivered")
         // A, come back, cannot record anything over it
         expect(yield* deliver(claimedByA!, "worker-a")).toBe("lease_lost")
+        expect((yield* deliveriesCounted("delivered")) - deliveredBefore).toBe(1)
+        expect((yield* deliveriesCounted("lease_lost")) - lostBefore).toBe(1)
         const [delivery] = yield* Effect.flatMap(WebhookRepo, (r) => r.listDeliveries({ endpointId: endpoint.id, limit: 10 }))
         expect(delivery!.attempts).toHaveLength(1)
         expect(delivery!.status).toBe("succeeded")

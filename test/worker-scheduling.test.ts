@@ -4,9 +4,10 @@
  * jobs run together; the probe gives each file the length of its upload in bytes, in seconds.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Fiber, Layer, Stream } from "effect"
+import { Deferred, Duration, Effect, Fiber, Layer, Metric, Stream } from "effect"
 import { MemoryBlobBackdoor, MemoryBlobStore } from "../adapters/memory/blob-store.js"
 import { FULL_LOAD_SECONDS, runWorker } from "../apps/worker/loop.js"
+import * as Metrics from "../core/observability/metrics.js"
 import { AudioProbe } from "../core/ports/audio.js"
 import { DenoiseProvider } from "../core/ports/denoise-provider.js"
 import { createAccountWithKeys } from "../core/services/accounts.js"
@@ -80,6 +81,12 @@ const withWorker = <A, E, R>(body: (provider: Effect.Effect.Success<typeof makeG
     return yield* Effect.provide(body(provider), environment)
   })
 
+/** hush_worker_slots and hush_worker_busy_slots now (the process's registry: compare two readings). */
+const slotGauges = Effect.all({
+  slots: Effect.map(Metric.value(Metrics.workerSlots), (state) => state.value),
+  busy: Effect.map(Metric.value(Metrics.workerBusySlots), (state) => state.value)
+})
+
 const start = (concurrency: number) => Effect.forkDaemon(runWorker({ owner: "w", concurrency, pollInterval: Duration.millis(10) }))
 
 describe("worker scheduling", () => {
@@ -87,8 +94,11 @@ describe("worker scheduling", () => {
     withWorker((provider) =>
       Effect.gen(function*() {
         const jobs = yield* Effect.forEach([1, 2, 3, 4, 5], (i) => queuedJob(10, `s${i}@example.com`))
+        const idle = yield* slotGauges
         const worker = yield* start(3)
         yield* until(() => Effect.succeed(provider.running().length === 3))
+        // the busy share's gauges: 3 slots, all 3 busy
+        expect(yield* slotGauges).toEqual({ slots: idle.slots + 3, busy: idle.busy + 3 })
         const owners = yield* Effect.forEach(provider.running(), (id) =>
           Effect.map(getJob(jobs.find((j) => j.id === id)!.caller, id), (job) => job.leaseOwner))
         expect(owners.sort()).toEqual(["w", "w#2", "w#3"])
@@ -100,6 +110,7 @@ describe("worker scheduling", () => {
           Effect.map(Effect.forEach(jobs, (j) => getJob(j.caller, j.id)), (all) => all.every((job) => job.status === "succeeded")))
         yield* Fiber.interrupt(worker)
         expect(provider.most()).toBe(3)
+        expect(yield* slotGauges).toEqual(idle)
       })))
 
   it.live("a job as long as FULL_LOAD_SECONDS runs alone; shorter ones share the machine by length", () =>

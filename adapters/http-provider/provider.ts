@@ -137,16 +137,34 @@ export const makeHttpProviderService = (options: HttpProviderOptions) =>
         }))
       )
 
-    /** Submits, then polls until the host says succeeded (returned) or failed; `active` names a job to cancel. */
+    /** The job's step spans (docs/operations.md, Traces): children of the job run's span. */
+    const stepSpan = (step: string, request: DenoiseRequest, more: Record<string, unknown> = {}) =>
+      Effect.withSpan(step, { attributes: { "hush.job_id": request.jobId, "hush.model": request.model, ...more } })
+
+    /** Submits (`job.submit`), then polls (`job.wait`) until the host says succeeded (returned) or failed; `active` names a job to cancel. */
     const track = (request: DenoiseRequest, submission: Submission, active: Ref.Ref<Option.Option<string>>) =>
       Effect.gen(function*() {
-        let job = yield* submit(request.jobId, submission)
-        yield* Ref.set(active, Option.some(job.id))
+        const submitted = yield* submit(request.jobId, submission).pipe(
+          Effect.tap((job) => Effect.annotateCurrentSpan("hush.remote_job_id", job.id)),
+          stepSpan("job.submit", request)
+        )
+        yield* Ref.set(active, Option.some(submitted.id))
+        return yield* wait(request, submission, active, submitted).pipe(
+          stepSpan("job.wait", request, { "hush.audio_seconds": request.durationSeconds })
+        )
+      })
+
+    /** Polls the host's job until it succeeded (returned) or failed; a job the host forgot is submitted once more. */
+    const wait = (request: DenoiseRequest, submission: Submission, active: Ref.Ref<Option.Option<string>>, submitted: RemoteJob) =>
+      Effect.gen(function*() {
+        let job = submitted
         let resubmitted = false
         let progress = 0
+        let polls = 0
         for (;;) {
           if (job.status === "succeeded") {
             yield* Ref.set(active, Option.none())
+            yield* Effect.annotateCurrentSpan("hush.polls", polls)
             return job
           }
           if (job.status === "failed") {
@@ -163,6 +181,7 @@ export const makeHttpProviderService = (options: HttpProviderOptions) =>
           }
           yield* Effect.sleep(Duration.millis(pollIntervalMs))
           const polled = yield* poll(job.id)
+          polls++
           if (polled._tag === "Job") {
             job = polled.job
             continue
@@ -264,7 +283,11 @@ export const makeHttpProviderService = (options: HttpProviderOptions) =>
           // of the job may be answered with the host's running job, which writes to this upload.)
           Effect.tapError(() => Effect.ignore(store.abortMultipart({ key: request.outputKey, uploadId: target.uploadId })))
         )
-        return yield* collect(request, finished, target.uploadId)
+        // the host put the output; completing its upload makes the object
+        return yield* collect(request, finished, target.uploadId).pipe(
+          Effect.tap(({ sizeBytes }) => Effect.annotateCurrentSpan("hush.bytes", sizeBytes)),
+          stepSpan("job.upload", request, { "hush.format": request.format })
+        )
       }).pipe(Effect.annotateLogs({ provider: name }))
 
     return DenoiseProvider.of({ providers: [name], denoise })

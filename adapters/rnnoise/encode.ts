@@ -14,8 +14,9 @@ import { mkdtemp, open, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import { Effect, Fiber, Stream } from "effect"
+import { Effect, type Exit, Fiber, Stream } from "effect"
 import { OUTPUT_FORMATS, type OutputFormat, TRUE_PEAK_CEILING_DBTP } from "../../core/domain/denoise-options.js"
+import type { StepSpan } from "../../core/observability/steps.js"
 import type { ChildLimits } from "../ffmpeg/process.js"
 import { type Child, feed, firstError, spawnChild, unexpected } from "./child.js"
 import { SAMPLE_RATE } from "./engine.mjs"
@@ -30,6 +31,8 @@ export interface EncodeOptions {
   readonly childLimits: ChildLimits
   /** Called with `recycle`-able byte chunks once the encoder (or spool) has them. */
   readonly onWritten?: ((bytes: Uint8Array) => void) | undefined
+  /** The `job.encode` step: from the first encoder's start (the loudness measurement's, if any) to the output's last byte made. */
+  readonly step?: StepSpan | undefined
 }
 
 const QUIET = ["-hide_banner", "-nostats", "-loglevel", "error"]
@@ -174,6 +177,9 @@ export const encodeOutput = <E>(samples: Stream.Stream<Uint8Array, E>, channels:
     const format = options.format
     const fed = { bytes: 0 }
     const frames = () => fed.bytes / (4 * channels)
+    options.step?.open()
+    const closeStep = (exit?: Exit.Exit<unknown, unknown>) =>
+      options.step?.close({ "hush.format": format, "hush.audio_seconds": frames() / SAMPLE_RATE, "hush.pcm_bytes": fed.bytes }, exit)
     const dir = needsSeekableOutput(format) || options.loudness !== null ? yield* tempDir : ""
 
     // The encoder's input: the denoised PCM itself, or the spool read back through the gain.
@@ -217,12 +223,15 @@ export const encodeOutput = <E>(samples: Stream.Stream<Uint8Array, E>, channels:
       } else {
         yield* patchFlacLength(path, frames())
       }
+      closeStep()
       return fileStream(path)
     }
     const encoder = yield* spawnChild(ffmpeg, [...QUIET, ...input.args, ...codecArgs(format, options.mp3BitrateKbps), "pipe:1"], options.childLimits)
     const feeder = yield* Effect.forkScoped(feed(encoder.stdin, input.samples, options.onWritten))
     // The output ends once the encoder has written everything and its input side ended well.
     return Stream.merge(encoder.stdout, Stream.drain(Stream.fromEffect(Fiber.join(feeder)))).pipe(
-      Stream.concat(Stream.drain(Stream.fromEffect(checkExit(ffmpeg, encoder, `${format} encoder`))))
+      Stream.concat(Stream.drain(Stream.fromEffect(checkExit(ffmpeg, encoder, `${format} encoder`).pipe(
+        Effect.onExit((exit) => Effect.sync(() => closeStep(exit)))
+      ))))
     )
   }))

@@ -8,6 +8,7 @@ import { mkdtemp, open, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Fiber, Option, Stream } from "effect"
+import type { JobSteps } from "../../core/observability/steps.js"
 import { ProviderFailure } from "../../core/ports/denoise-provider.js"
 import { AUDIO_DEMUXERS } from "../ffmpeg/probe.js"
 import { type ChildLimits, DEFAULT_ADDRESS_SPACE_BYTES } from "../ffmpeg/process.js"
@@ -44,6 +45,8 @@ export interface PipelineOptions {
   readonly maxInputSeconds?: number | undefined
   /** Limits of each ffmpeg child (decoder, encoder); by default 6 CPU hours and 2 GiB. */
   readonly childLimits?: ChildLimits | undefined
+  /** The job's step spans (`job.decode`, `job.denoise`, `job.encode`), marked at each step's edges; none when absent. */
+  readonly steps?: JobSteps | undefined
 }
 
 const DEFAULT_CHILD_LIMITS: ChildLimits = { cpuSeconds: 6 * 3600, addressSpaceBytes: DEFAULT_ADDRESS_SPACE_BYTES }
@@ -84,6 +87,9 @@ const concatBytes = (a: Uint8Array, b: Uint8Array) => {
  */
 const openDecoder = <E>(ffmpeg: string, input: Stream.Stream<Uint8Array, E> | string, options: PipelineOptions) =>
   Effect.gen(function*() {
+    // From the (first) decoder's start to its verdict; the input's read is the step's own call.
+    const step = options.steps?.step("job.decode")
+    const span = step?.open()
     const child = yield* spawnChild(
       ffmpeg,
       decodeArgs(typeof input === "string" ? `file:${input}` : "pipe:0", options.maxInputSeconds),
@@ -93,7 +99,10 @@ const openDecoder = <E>(ffmpeg: string, input: Stream.Stream<Uint8Array, E> | st
     const feeder = yield* Effect.forkScoped(
       typeof input === "string"
         ? Effect.sync(() => child.stdin.end())
-        : feed(child.stdin, input).pipe(Effect.tapErrorCause(() => child.kill))
+        : feed(child.stdin, input).pipe(
+          Effect.tapErrorCause(() => child.kill),
+          (feeding) => span === undefined ? feeding : Effect.withParentSpan(feeding, span)
+        )
     )
     /** After the decoder's output ended: an input error, a crash (defect) or its judgement of the input. */
     const verdict = (samples: number) =>
@@ -134,7 +143,16 @@ const openDecoder = <E>(ffmpeg: string, input: Stream.Stream<Uint8Array, E> | st
         Stream.map((bytes) => frames.push(bytes)),
         Stream.filter((samples) => samples.length > 0),
         Stream.concat(Stream.drain(Stream.fromEffect(Effect.suspend(() => verdict(frames.samples)).pipe(
-          Effect.flatMap(({ failure }) => failure === undefined ? Effect.void : refuse(failure))
+          Effect.flatMap(({ failure }) => failure === undefined ? Effect.void : refuse(failure)),
+          Effect.onExit((exit) =>
+            Effect.sync(() =>
+              step?.close({
+                "hush.audio_seconds": frames.samples / SAMPLE_RATE,
+                "hush.channels": format.channels,
+                "hush.pcm_bytes": frames.samples * format.channels * 4
+              }, exit)
+            )
+          )
         ))))
       )
       return Option.some({ channels: format.channels, pcm })
@@ -159,11 +177,21 @@ const spool = <E>(input: Stream.Stream<Uint8Array, E>) =>
 
 const framesOf = (seconds: number) => Math.max(1, Math.round((seconds * SAMPLE_RATE) / FRAME_SIZE)) * FRAME_SIZE
 
+/** Called with each chunk of samples as it reaches the denoiser (a plain call: no Effect per chunk). */
+type OnSamples = (samples: Float32Array) => void
+
 /** In this thread: one streaming denoiser per channel. */
-const denoiseInThread = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number, strength: number | null) =>
+const denoiseInThread = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number, strength: number | null, onSamples: OnSamples) =>
   Stream.unwrapScoped(Effect.map(
     Effect.acquireRelease(Effect.sync(() => new Denoiser(channels, strength)), (d) => Effect.sync(() => d.close())),
-    (denoiser) => pcm.pipe(Stream.map((samples) => denoiser.push(samples)), Stream.concat(Stream.sync(() => denoiser.end())))
+    (denoiser) =>
+      pcm.pipe(
+        Stream.map((samples) => {
+          onSamples(samples)
+          return denoiser.push(samples)
+        }),
+        Stream.concat(Stream.sync(() => denoiser.end()))
+      )
   ))
 
 /**
@@ -171,7 +199,7 @@ const denoiseInThread = <E>(pcm: Stream.Stream<Float32Array, E>, channels: numbe
  * frame-aligned, so that after its warm-up a chunk's model sees the same frames as a single
  * pass would; the look-ahead lets its last samples see the audio that follows.
  */
-const denoiseInChunks = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number, pool: ChunkPool, options: PipelineOptions) => {
+const denoiseInChunks = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number, pool: ChunkPool, options: PipelineOptions, onSamples: OnSamples) => {
   const chunk = framesOf(options.chunkSeconds ??
     Math.min(MAX_CHUNK_SECONDS, Math.max(MIN_CHUNK_SECONDS, options.durationSeconds / pool.size)))
   const warmup = Math.min(chunk, framesOf(options.warmupSeconds ?? DEFAULT_WARMUP_SECONDS))
@@ -183,18 +211,48 @@ const denoiseInChunks = <E>(pcm: Stream.Stream<Float32Array, E>, channels: numbe
     const bank = new BufferBank((warmup + chunk + lookahead) * channels * 4, 2 * pool.size + 2)
     const cutter = new ChunkCutter(channels, chunk, warmup, lookahead, bank)
     return pcm.pipe(
-      Stream.mapConcat((samples) => cutter.push(samples)),
+      Stream.mapConcat((samples) => {
+        onSamples(samples)
+        return cutter.push(samples)
+      }),
       Stream.concat(Stream.suspend(() => Stream.fromIterable(cutter.end()))),
       Stream.mapEffect((task) => Effect.tap(pool.run({ ...task, strength }), (out) => bank.own(out.buffer)), { concurrency: pool.size })
     )
   })
 }
 
+/** The `job.denoise` step: from the first samples that reach the denoiser to the last denoised ones. */
+const withDenoiseStep = <E>(
+  pcm: Stream.Stream<Float32Array, E>,
+  channels: number,
+  options: PipelineOptions,
+  denoise: (pcm: Stream.Stream<Float32Array, E>, onSamples: OnSamples) => Stream.Stream<Float32Array, E>
+): Stream.Stream<Float32Array, E> => {
+  const steps = options.steps
+  if (steps === undefined) return denoise(pcm, () => {})
+  return Stream.suspend(() => {
+    const step = steps.step("job.denoise")
+    let values = 0
+    const denoised = denoise(pcm, (samples) => {
+      if (values === 0) step.open()
+      values += samples.length
+    })
+    return Stream.concat(denoised, Stream.execute(Effect.sync(() =>
+      step.close({
+        "hush.audio_seconds": values / channels / SAMPLE_RATE,
+        "hush.channels": channels,
+        "hush.threads": options.pool?.size ?? 1
+      })
+    )))
+  })
+}
+
 /** Denoised interleaved PCM, as long as the input; reports progress as it goes. */
 export const denoisePcm = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number, options: PipelineOptions) => {
-  const denoised = options.pool !== undefined && options.pool.size > 1
-    ? denoiseInChunks(pcm, channels, options.pool, options)
-    : denoiseInThread(pcm, channels, options.strength === undefined ? 1 : options.strength)
+  const denoised = withDenoiseStep(pcm, channels, options, (input, onSamples) =>
+    options.pool !== undefined && options.pool.size > 1
+      ? denoiseInChunks(input, channels, options.pool, options, onSamples)
+      : denoiseInThread(input, channels, options.strength === undefined ? 1 : options.strength, onSamples))
   const onProgress = options.onProgress
   if (onProgress === undefined) return denoised
   // With a loudness target, a second pass (gain, limiter, encoder) follows the denoising.
@@ -242,6 +300,7 @@ export const denoiseToOutput = <E>(
       loudness: options.loudness ?? null,
       ffmpegPath: ffmpeg,
       childLimits: options.childLimits ?? DEFAULT_CHILD_LIMITS,
-      onWritten: (bytes) => recycle(bytes.buffer)
+      onWritten: (bytes) => recycle(bytes.buffer),
+      step: options.steps?.step("job.encode")
     })
   }))

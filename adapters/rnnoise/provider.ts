@@ -7,6 +7,7 @@ import { availableParallelism } from "node:os"
 import { Duration, Effect, Layer, Option, Ref, Stream } from "effect"
 import { RNNOISE } from "../../core/domain/catalog.js"
 import { OUTPUT_FORMATS } from "../../core/domain/denoise-options.js"
+import { makeJobSteps } from "../../core/observability/steps.js"
 import { BlobError, BlobStore } from "../../core/ports/blob-store.js"
 import { DenoiseProvider, ProviderFailure } from "../../core/ports/denoise-provider.js"
 import { DEFAULT_ADDRESS_SPACE_BYTES } from "../ffmpeg/process.js"
@@ -44,7 +45,7 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
     return {
       providers: [BUILTIN_RUNNER],
       denoise: (request) =>
-        Effect.gen(function*() {
+        Effect.scoped(Effect.gen(function*() {
           if (request.model !== RNNOISE.id) {
             return yield* new ProviderFailure({ message: `the built-in runner does not run model '${request.model}'`, retryable: false })
           }
@@ -55,6 +56,10 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
           // BlobStore.write accepts only storage errors from its body: a pipeline failure
           // travels through it as a BlobError and is recovered here.
           const failure = yield* Ref.make(Option.none<ProviderFailure>())
+          // decode, denoise and encode overlap (one pulled stream): their spans are marked at
+          // their edges inside the pipeline; the upload is the put that pulls them all.
+          const attributes = { "hush.job_id": request.jobId, "hush.model": request.model }
+          const steps = yield* makeJobSteps(attributes)
           const output = denoiseToOutput(store.read(request.inputKey), {
             bitrateKbps: request.bitrateKbps,
             strength: request.strength,
@@ -67,7 +72,8 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
             chunkSeconds: options.chunkSeconds,
             warmupSeconds: options.warmupSeconds,
             maxInputSeconds: request.durationSeconds + DECODE_MARGIN_SECONDS,
-            childLimits: { cpuSeconds: Math.ceil(deadlineMs / 1000), addressSpaceBytes: DEFAULT_ADDRESS_SPACE_BYTES }
+            childLimits: { cpuSeconds: Math.ceil(deadlineMs / 1000), addressSpaceBytes: DEFAULT_ADDRESS_SPACE_BYTES },
+            steps
           }).pipe(
             Stream.catchTag("ProviderFailure", (error) =>
               Stream.fromEffect(Ref.set(failure, Option.some(error)).pipe(
@@ -75,6 +81,8 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
               )))
           )
           const written = yield* store.write(request.outputKey, output, { contentType: OUTPUT_FORMATS[request.format].contentType }).pipe(
+            Effect.tap(({ sizeBytes }) => Effect.annotateCurrentSpan("hush.bytes", sizeBytes)),
+            Effect.withSpan("job.upload", { attributes: { ...attributes, "hush.format": request.format } }),
             // A storage fault (input or output) is this service's failure, not the provider's.
             Effect.catchAll((error) =>
               Effect.flatMap(Ref.get(failure), Option.match({ onSome: Effect.fail, onNone: () => Effect.die(error) }))),
@@ -85,7 +93,7 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
             })
           )
           return { sizeBytes: written.sizeBytes }
-        })
+        }))
     }
   }))
 

@@ -109,8 +109,9 @@ const runJob = (job: JobRecord, owner: string) =>
       onProgress: (fraction) => Ref.set(progress, fraction)
     }
     // Whichever ends first wins; the other is interrupted (a lost lease stops the model).
+    // The provider's step spans (job.decode, job.denoise, …, job.upload) are children of runJob.
     const ended = yield* Effect.raceFirst(
-      Effect.map(Effect.exit(provider.denoise(request).pipe(Effect.withSpan("job.denoise"))), (exit) => Option.some(exit)),
+      Effect.map(Effect.exit(provider.denoise(request)), (exit) => Option.some(exit)),
       Effect.as(holdLease(job, owner, progress), Option.none())
     )
     if (Option.isNone(ended)) {

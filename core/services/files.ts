@@ -200,13 +200,14 @@ export const validateFile = (id: string) =>
           Metrics.observe(Metrics.validationDuration, { outcome }, Number(ended - started) / 1e9)
         ))
     const outcome = yield* probe.probe(blobs.read(file.storageKey), { timeLimitMs: limits.validationTimeLimitMs[file.mode] }).pipe(
-      Effect.tapError(() => measured("error")),
       Effect.map((result) => Either.right(result)),
       Effect.catchTag("AudioRejected", (rejected) =>
         Effect.as(
           Effect.logInfo(`file rejected (${rejected.reason}): ${rejected.message}`).pipe(Effect.annotateLogs({ fileId: file.id })),
           Either.left(rejected)
-        ))
+        )),
+      // after the verdicts: only a storage fault is left here (a rejection is counted once, as rejected)
+      Effect.tapError(() => measured("error"))
     )
     const now = yield* Clock.currentTimeMillis
     const next = Either.match(outcome, {

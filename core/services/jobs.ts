@@ -120,14 +120,13 @@ export const createDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
       finishedAt: null
     })
     const insert = Effect.flatMap(JobRepo, (jobs) => jobs.insert(job))
-    yield* transactionally(
-      caller.mode === "test" || price.costMicros === 0
-        ? insert // test mode never holds, never charges, never answers 402
-        : Effect.zipRight(
-          walletStep(caller.accountId, (w, at, mint) => Wallet.hold(w, { jobId: job.id, amountMicros: price.costMicros }, at, mint)),
-          insert
-        )
-    )
+    yield* caller.mode === "test" || price.costMicros === 0
+      // test mode never holds, never charges, never answers 402: one statement, atomic alone
+      ? insert
+      : transactionally(Effect.zipRight(
+        walletStep(caller.accountId, (w, at, mint) => Wallet.hold(w, { jobId: job.id, amountMicros: price.costMicros }, at, mint)),
+        insert
+      ))
     yield* Metrics.count(Metrics.jobsCreated, { model: job.model, mode: job.mode })
     if (caller.mode === "live" && price.costMicros > 0) yield* Metrics.count(Metrics.creditHeldMicros, {}, price.costMicros)
     return job

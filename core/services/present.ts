@@ -1,4 +1,8 @@
-/** Records → the spec's wire shapes. The one place field names and formats are mapped. */
+/**
+ * Records → the spec's wire shapes. The one place field names and formats are mapped.
+ * The hot ones (a job, a file) skip the constructor's validation: HttpApi encodes every
+ * response through the same schema, which checks it once, and once is enough per request.
+ */
 import type { CatalogModel } from "../domain/catalog.js"
 import type { Limits } from "../domain/limits.js"
 import type { FileRecord, JobRecord, WebhookDeliveryRecord, WebhookEndpointRecord } from "../domain/records.js"
@@ -10,6 +14,9 @@ import {
 } from "../schema/index.js"
 import { toIso, toIsoOrNull } from "../time.js"
 import type { CreditsView } from "./credits.js"
+
+/** Schema classes' constructor option: no validation (the response's encoding validates). */
+const SKIP_CONSTRUCTOR_CHECK = { disableValidation: true } as const
 
 export const presentJob = (job: JobRecord, limits: Limits): Job =>
   new Job({
@@ -47,7 +54,7 @@ export const presentJob = (job: JobRecord, limits: Limits): Job =>
     created_at: toIso(job.createdAt),
     started_at: toIsoOrNull(job.startedAt),
     finished_at: toIsoOrNull(job.finishedAt)
-  })
+  }, SKIP_CONSTRUCTOR_CHECK)
 
 export const presentFile = (file: FileRecord, limits: Limits): File =>
   new File({
@@ -62,7 +69,7 @@ export const presentFile = (file: FileRecord, limits: Limits): File =>
     created_at: toIso(file.createdAt),
     ready_at: toIsoOrNull(file.readyAt),
     expires_at: toIsoOrNull(fileExpiresAt(file, limits))
-  })
+  }, SKIP_CONSTRUCTOR_CHECK)
 
 export const presentCreateOut = (file: FileRecord, upload: UploadTarget, expiresAt: number): CreateOut =>
   new CreateOut({

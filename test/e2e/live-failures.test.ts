@@ -7,7 +7,9 @@
  * credits back where they were.
  *
  * The providers here are stand-ins (a DenoiseProvider layer given to the test server); the
- * worker loop, the lease and the wallet are the real ones.
+ * worker loop, the lease and the wallet are the real ones. `/metrics` is scraped around each
+ * ending: hush_jobs_finished_total{state="failed"} moves by one per failed job, and
+ * hush_jobs{state="processing"} shows a job while its provider runs.
  */
 import { Deferred, Effect, Fiber, FiberId, Layer, LogLevel, Option, Stream } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
@@ -20,6 +22,7 @@ import { startTestServer, type TestServer, type TestServerOptions } from "../sup
 import {
   call, credits, denoise, expectJobShape, expectProblem, pollUntil, readyFile, sleep, tone, waitForJob
 } from "./helpers.js"
+import { delta, metricsOn, type Scrape, scrape } from "./metrics-scrape.js"
 
 const CREDIT = 1_000_000
 /** 12 s of audio: 12 × 100 micros. */
@@ -27,7 +30,9 @@ const COST = 1_200
 
 const servers: Array<TestServer> = []
 const start = async (options: TestServerOptions) => {
-  const server = await startTestServer({ logLevel: LogLevel.None, workerOptions: { pollInterval: "50 millis" }, ...options })
+  const server = await startTestServer({
+    logLevel: LogLevel.None, workerOptions: { pollInterval: "50 millis" }, observability: metricsOn, ...options
+  })
   servers.push(server)
   return server
 }
@@ -55,6 +60,15 @@ const liveJob = async (server: TestServer) => {
 
 const ledgerKinds = (server: TestServer, jobId: string) =>
   server.run(Effect.map(Effect.flatMap(WalletRepo, (wallets) => wallets.ledgerForJob(jobId)), (entries) => entries.map((e) => e.kind)))
+
+const metrics = (server: TestServer) => scrape(`${server.baseUrl}/metrics`)
+
+/** One more failed job of `model` between the scrapes, and no other ending; its hold released. */
+const expectCountedFailed = (before: Scrape, after: Scrape, model: string) => {
+  expect(delta(before, after, "hush_jobs_finished_total", { state: "failed", model })).toBe(1)
+  expect(delta(before, after, "hush_jobs_finished_total")).toBe(1)
+  expect(delta(before, after, "hush_credit_released_micros_total")).toBe(COST)
+}
 
 const storedJob = (server: TestServer, jobId: string) =>
   server.run(Effect.flatMap(JobRepo, (jobs) => jobs.get(jobId))).then(Option.getOrThrow)
@@ -87,9 +101,11 @@ describe("live jobs that end without output are never charged", () => {
           return Effect.fail(new ProviderFailure({ message: "the model refused this audio", retryable: false }))
         }))
     })
+    const before = await metrics(server)
     const { liveKey, jobId } = await liveJob(server)
     const done = await waitForJob(server, liveKey, jobId)
     await expectFailedUncharged(server, liveKey, done.json, "provider_error")
+    expectCountedFailed(before, await metrics(server), done.json.model)
     expect(done.json.error.message).toBe(JobRules.JOB_ERROR_MESSAGES.provider_error)
     expect(logs.some((line) => line.includes("the model refused this audio") && line.includes(`jobId=${jobId}`))).toBe(true)
     expect(seen).toEqual([jobId])
@@ -98,9 +114,11 @@ describe("live jobs that end without output are never charged", () => {
 
   it("a defect in the provider → failed internal_error (its details not shown), hold released", async () => {
     const server = await start({ worker: provider(() => Effect.die(new Error("segfault-ish: secret detail"))) })
+    const before = await metrics(server)
     const { liveKey, jobId } = await liveJob(server)
     const done = await waitForJob(server, liveKey, jobId)
     await expectFailedUncharged(server, liveKey, done.json, "internal_error")
+    expectCountedFailed(before, await metrics(server), done.json.model)
     expect(done.json.error.message).toBe(JobRules.JOB_ERROR_MESSAGES.internal_error)
     expect((await storedJob(server, jobId)).attempts).toBe(1)
   })
@@ -153,6 +171,7 @@ describe("live jobs that end without output are never charged", () => {
     }
     const workers: Array<Fiber.RuntimeFiber<unknown, unknown>> = []
     try {
+      const before = await metrics(server)
       const { liveKey, jobId } = await liveJob(server)
       const job = () => call(server, "GET", `/v1/jobs/${jobId}`, { key: liveKey })
 
@@ -188,6 +207,8 @@ describe("live jobs that end without output are never charged", () => {
       const done = await pollUntil(job, (r) => r.json?.status === "failed", 10_000)
       await expectFailedUncharged(server, liveKey, done.json, "internal_error")
       expect(done.json.error.message).toBe(JobRules.JOB_ERROR_MESSAGES.internal_error)
+      // counted once, by the lease recovery that failed it
+      expectCountedFailed(before, await metrics(server), done.json.model)
       // and no worker ran it a 4th time
       await sleep(4 * LEASE_MS)
       expect(calls).toEqual([jobId, jobId, jobId])
@@ -212,8 +233,14 @@ describe("live jobs that end without output are never charged", () => {
           return yield* store.write(request.outputKey, Stream.make(new Uint8Array(4_800)), { contentType: "audio/mpeg" }).pipe(Effect.orDie)
         }))
     })
+    const before = await metrics(server)
     const { liveKey, fileId, jobId: busy } = await liveJob(server)
-    await pollUntil(() => call(server, "GET", `/v1/jobs/${busy}`, { key: liveKey }), (r) => r.json?.status === "processing")
+    const running = await pollUntil(() => call(server, "GET", `/v1/jobs/${busy}`, { key: liveKey }), (r) => r.json?.status === "processing")
+    const live = { model: running.json.model, mode: "live" }
+    const whileRunning = await metrics(server)
+    expect(whileRunning.value("hush_jobs", { state: "processing", ...live })).toBe(1)
+    expect(whileRunning.value("hush_jobs", { state: "queued", ...live })).toBe(0)
+    expect(whileRunning.value("hush_worker_busy_slots")).toBe(1)
     // a running job can no longer be canceled
     await expectProblem(server, await call(server, "POST", `/v1/jobs/${busy}/cancel`, { key: liveKey }), 409, "job_not_cancelable")
 
@@ -221,6 +248,9 @@ describe("live jobs that end without output are never charged", () => {
     expect(queued.status, queued.text).toBe(202)
     const jobId = queued.json.id as string
     expect(await credits(server, liveKey)).toMatchObject({ balance_micros: CREDIT, reserved_micros: 2 * COST })
+    const bothLive = await metrics(server)
+    expect(bothLive.value("hush_jobs", { state: "processing", ...live })).toBe(1)
+    expect(bothLive.value("hush_jobs", { state: "queued", ...live })).toBe(1)
     const canceled = await call(server, "POST", `/v1/jobs/${jobId}/cancel`, { key: liveKey })
     expect(canceled.status, canceled.text).toBe(200)
     expect(canceled.json).toMatchObject({ status: "canceled", cost: { charged_micros: null }, receipt: { ledger_txn_id: null } })
@@ -229,6 +259,13 @@ describe("live jobs that end without output are never charged", () => {
     // the worker finishes the first job (charged), then has nothing to do
     await Effect.runPromise(Deferred.succeed(release, undefined))
     expect((await waitForJob(server, liveKey, busy)).json).toMatchObject({ status: "succeeded", cost: { charged_micros: COST } })
+    const finished = await metrics(server)
+    // the drained label sets read 0, not their last value
+    expect(finished.value("hush_jobs", { state: "processing", ...live })).toBe(0)
+    expect(finished.value("hush_jobs", { state: "queued", ...live })).toBe(0)
+    expect(delta(before, finished, "hush_jobs_finished_total", { state: "succeeded" })).toBe(1)
+    expect(delta(before, finished, "hush_jobs_finished_total", { state: "canceled" })).toBe(1)
+    expect(delta(before, finished, "hush_jobs_finished_total", { state: "failed" })).toBe(0)
     await sleep(500)
     expect(seen).toEqual([busy])
     const after = await call(server, "GET", `/v1/jobs/${jobId}`, { key: liveKey })

@@ -3,59 +3,22 @@
  * parser: each counter and histogram moved by exactly what the flow did. The registry is
  * the process's, so every check is a difference between two scrapes. `/metrics` answers only
  * the metrics token, and is off without one; METRICS_PORT moves it off the public port.
+ * Webhook deliveries go to receivers inside the test (WEBHOOKS_ALLOW_PRIVATE).
  */
-import { Effect, Layer, Option, Redacted } from "effect"
-import parsePrometheus from "parse-prometheus-text-format"
+import { Effect, Layer, LogLevel, Option, Redacted, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ServiceUnavailable } from "../../core/errors.js"
+import { BlobError, BlobStore } from "../../core/ports/blob-store.js"
 import { RateLimiter } from "../../core/ports/rate-limiter.js"
+import { inputKeyOf } from "../../core/rules/storage.js"
 import { freePort, startTestServer, type TestServer } from "../support/server.js"
-import { call, denoise, expectProblem, readyFile, tone, waitForJob } from "./helpers.js"
+import { startReceiver } from "../support/webhook-receiver.js"
+import {
+  call, complete, createFile, denoise, expectProblem, junk, putUpload, readyFile, sleep, tone, uploadFile, waitForFile, waitForJob
+} from "./helpers.js"
+import { delta, METRICS_TOKEN, metricsOn, type Labels, type Scrape, scrape } from "./metrics-scrape.js"
 
-const TOKEN = "metrics-token-0123456789abcdef"
-
-type Labels = Record<string, string>
-interface Scrape {
-  readonly value: (name: string, labels?: Labels) => number
-  readonly histogram: (name: string, labels?: Labels) => { count: number; sum: number; buckets: Record<string, number> }
-  readonly text: string
-}
-
-const matches = (have: Labels | undefined, want: Labels) => Object.entries(want).every(([k, v]) => (have ?? {})[k] === v)
-
-/**
- * The package folds a histogram's label sets into one (prom2json's shape for an unlabelled
- * one), so histograms are read from its samples parsed untyped: `_bucket{le}`, `_sum`, `_count`.
- */
-const parse = (text: string): Scrape => {
-  const typed = parsePrometheus(text)
-  const untyped = parsePrometheus(text.split("\n").filter((line) => !line.startsWith("# TYPE ")).join("\n"))
-  const samples = (name: string, labels: Labels) =>
-    untyped.filter((f) => f.name === name).flatMap((f) => f.metrics).filter((m) => matches(m.labels, labels))
-  const sum = (name: string, labels: Labels) => samples(name, labels).reduce((total, m) => total + Number(m.value), 0)
-  return {
-    text,
-    /** The sum over the samples whose labels include `labels` (0 when none). */
-    value: (name, labels = {}) => {
-      const type = typed.find((f) => f.name === name)?.type
-      expect(type === undefined || type === "COUNTER" || type === "GAUGE", `${name} is ${type}`).toBe(true)
-      return sum(name, labels)
-    },
-    histogram: (name, labels = {}) => {
-      expect(typed.find((f) => f.name === name)?.type ?? "HISTOGRAM").toBe("HISTOGRAM")
-      const buckets: Record<string, number> = {}
-      for (const m of samples(`${name}_bucket`, labels)) buckets[m.labels!.le!] = (buckets[m.labels!.le!] ?? 0) + Number(m.value)
-      return { count: sum(`${name}_count`, labels), sum: sum(`${name}_sum`, labels), buckets }
-    }
-  }
-}
-
-const scrape = async (url: string) => {
-  const response = await fetch(url, { headers: { authorization: `Bearer ${TOKEN}` } })
-  expect(response.status).toBe(200)
-  expect(response.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8")
-  return parse(await response.text())
-}
+const TOKEN = METRICS_TOKEN
 
 describe("/metrics after a live flow", () => {
   let server: TestServer
@@ -63,7 +26,8 @@ describe("/metrics after a live flow", () => {
     server = await startTestServer({
       worker: true,
       workerOptions: { pollInterval: "50 millis" },
-      observability: { metricsToken: Option.some(Redacted.make(TOKEN)) }
+      observability: { metricsToken: Option.some(Redacted.make(TOKEN)) },
+      webhooksAllowPrivate: true
     })
   }, 60_000)
   afterAll(() => server?.close())
@@ -137,9 +101,48 @@ describe("/metrics after a live flow", () => {
     expect(delta("hush_worker_busy_seconds_total")).toBeCloseTo(ran, 6)
     expect(after.value("hush_worker_slots")).toBeGreaterThanOrEqual(1)
     expect(after.value("hush_queue_depth")).toBe(0)
-    // the webhooks feature's counter is declared for it; nothing delivers yet
+    // no webhook endpoint in this flow (the next test has them)
     expect(delta("hush_webhook_deliveries_total")).toBe(0)
   }, 120_000)
+
+  it("counts webhook deliveries by outcome: delivered to an endpoint that answers 200, retrying after a 500", async () => {
+    const receiver = await startReceiver(() => 200)
+    const failing = await startReceiver(() => 500)
+    try {
+      const { liveKey } = await server.createAccount(5_000_000)
+      for (const [url, events] of [[receiver.url, ["file.ready", "job.succeeded"]], [failing.url, ["file.ready"]]] as const) {
+        const endpoint = await call(server, "POST", "/v1/webhook_endpoints", { key: liveKey, body: { url, events } })
+        expect(endpoint.status, endpoint.text).toBe(201)
+      }
+      const before = await scrape(`${server.baseUrl}/metrics`)
+      const fileId = await readyFile(server, liveKey, tone(1))
+      const created = await denoise(server, liveKey, { file: fileId })
+      expect(created.status, created.text).toBe(202)
+      expect((await waitForJob(server, liveKey, created.json.id)).json.status).toBe("succeeded")
+      await receiver.waitFor(2)
+      await failing.waitFor(1)
+
+      // an attempt is counted once its outcome is saved, just after the receiver answered; the
+      // failing endpoint's retry comes 5 s after its first attempt (RETRY_DELAYS_MS)
+      const deadline = Date.now() + 4_000
+      let after = await scrape(`${server.baseUrl}/metrics`)
+      const delta = (outcome: string) =>
+        after.value("hush_webhook_deliveries_total", { outcome }) - before.value("hush_webhook_deliveries_total", { outcome })
+      while ((delta("delivered") < 2 || delta("retrying") < 1) && Date.now() < deadline) {
+        await sleep(50)
+        after = await scrape(`${server.baseUrl}/metrics`)
+      }
+      expect(failing.received).toHaveLength(1)
+      expect(receiver.received.map((r) => JSON.parse(r.body).type).sort()).toEqual(["file.ready", "job.succeeded"])
+      expect(delta("delivered")).toBe(2)
+      expect(delta("retrying")).toBe(1)
+      expect(delta("failed")).toBe(0)
+      expect(after.value("hush_webhook_deliveries_total") - before.value("hush_webhook_deliveries_total")).toBe(3)
+    } finally {
+      await receiver.close()
+      await failing.close()
+    }
+  }, 60_000)
 
   it("/readyz is 200 with its checks; /metrics and /readyz are not in the public reference", async () => {
     const ready = await call(server, "GET", "/readyz")
@@ -150,6 +153,104 @@ describe("/metrics after a live flow", () => {
     expect(Object.keys(spec.json.paths)).not.toContain("/readyz")
   })
 })
+
+/** Input keys whose next read fails (a storage outage during validation); each fails once. */
+const failingReads = new Set<string>()
+const FlakyReads = Layer.effect(BlobStore, Effect.map(BlobStore, (store) => ({
+  ...store,
+  read: (key: string) => (failingReads.delete(key) ? Stream.fail(new BlobError({ message: "simulated storage fault" })) : store.read(key))
+})))
+
+describe("/metrics: the outcomes a plain flow does not reach", () => {
+  let server: TestServer
+  beforeAll(async () => {
+    // its own server: the first one's webhook retry (5 s after its 500) would land in these deltas
+    server = await startTestServer({
+      worker: true,
+      workerOptions: { pollInterval: "50 millis" },
+      observability: metricsOn,
+      webhooksAllowPrivate: true,
+      override: FlakyReads,
+      // the storage fault below is logged as an error on purpose
+      logLevel: LogLevel.None
+    })
+  }, 60_000)
+  afterAll(() => server?.close())
+
+  it("counts validations by outcome: ready, rejected (not audio), error (a storage fault, then ready on the retry)", async () => {
+    const { testKey } = await server.createAccount()
+    const before = await scrape(`${server.baseUrl}/metrics`)
+
+    await readyFile(server, testKey, tone(1))
+    const rejected = await waitForFile(server, testKey, await uploadFile(server, testKey, junk(4_096)))
+    expect(rejected.json.status, rejected.text).toBe("rejected")
+    // the first read of this upload's input fails: counted as an error, retried, then ready
+    const bytes = tone(2)
+    const created = await createFile(server, testKey, { size_bytes: bytes.length })
+    expect(created.status, created.text).toBe(201)
+    failingReads.add(inputKeyOf(created.json.id))
+    expect((await putUpload(created.json.upload, bytes)).status).toBe(200)
+    expect((await complete(server, testKey, created.json.id)).status).toBe(202)
+    expect((await waitForFile(server, testKey, created.json.id)).json.status).toBe("ready")
+    expect(failingReads.size).toBe(0)
+
+    const after = await scrape(`${server.baseUrl}/metrics`)
+    expect(delta(before, after, "hush_validations_total", { outcome: "ready" })).toBe(2)
+    expect(delta(before, after, "hush_validations_total", { outcome: "rejected" })).toBe(1)
+    expect(delta(before, after, "hush_validations_total", { outcome: "error" })).toBe(1)
+    expect(delta(before, after, "hush_validations_total")).toBe(4)
+    for (const [outcome, count] of [["ready", 2], ["rejected", 1], ["error", 1]] as const) {
+      const timed = (s: Scrape) => s.histogram("hush_validation_duration_seconds", { outcome }).count
+      expect(timed(after) - timed(before), outcome).toBe(count)
+    }
+  })
+
+  it("counts quota refusals by code: quota_exceeded for the 11th open upload", async () => {
+    const { testKey } = await server.createAccount()
+    for (let i = 0; i < 10; i++) expect((await createFile(server, testKey, { size_bytes: 100 })).status).toBe(201)
+    const before = await scrape(`${server.baseUrl}/metrics`)
+    await expectProblem(server, await createFile(server, testKey, { size_bytes: 100 }), 429, "quota_exceeded")
+    const after = await scrape(`${server.baseUrl}/metrics`)
+    expect(delta(before, after, "hush_quota_rejections_total", { code: "quota_exceeded" })).toBe(1)
+    expect(delta(before, after, "hush_quota_rejections_total")).toBe(1)
+    expect(delta(before, after, "hush_problems_total", { code: "quota_exceeded", status: "429" })).toBe(1)
+    // a quota is not a rate limit
+    expect(delta(before, after, "hush_rate_limit_rejections_total")).toBe(0)
+  })
+
+  it("counts a webhook attempt whose endpoint was deleted while it was in flight as gone", async () => {
+    const receiver = await startReceiver(() => "hang")
+    try {
+      const { testKey } = await server.createAccount()
+      const endpoint = await call(server, "POST", "/v1/webhook_endpoints", { key: testKey, body: { url: receiver.url, events: ["file.ready"] } })
+      expect(endpoint.status, endpoint.text).toBe(201)
+      const before = await scrape(`${server.baseUrl}/metrics`)
+      await readyFile(server, testKey)
+      // the attempt is on the wire; the endpoint and its deliveries go before it is answered
+      await receiver.waitFor(1)
+      expect((await call(server, "DELETE", `/v1/webhook_endpoints/${endpoint.json.id}`, { key: testKey })).status).toBe(204)
+      receiver.release(200)
+
+      const counted = (s: Scrape, outcome?: string) => s.value("hush_webhook_deliveries_total", outcome === undefined ? {} : { outcome })
+      const after = await pollScrape(server, (s) => counted(s) > counted(before))
+      expect(counted(after, "gone") - counted(before, "gone")).toBe(1)
+      expect(counted(after) - counted(before)).toBe(1)
+      expect(receiver.received).toHaveLength(1)
+    } finally {
+      await receiver.close()
+    }
+  })
+})
+
+/** Scrapes until `done` holds (an attempt is counted just after its answer), for 10 s at most. */
+const pollScrape = async (server: TestServer, done: (s: Scrape) => boolean) => {
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const s = await scrape(`${server.baseUrl}/metrics`)
+    if (done(s) || Date.now() > deadline) return s
+    await sleep(50)
+  }
+}
 
 describe("/metrics off, or on its own port; /readyz when a store is down", () => {
   const servers: Array<TestServer> = []
@@ -177,12 +278,16 @@ describe("/metrics off, or on its own port; /readyz when a store is down", () =>
     const fileId = await readyFile(server, liveKey, tone(1))
     const before = await scrape(url)
     expect(before.value("hush_queue_depth")).toBe(0)
+    const creating = Date.now()
     const created = await denoise(server, liveKey, { file: fileId })
     expect(created.status, created.text).toBe(202)
+    await sleep(1_000)
     const waiting = await scrape(url)
+    const waited = (Date.now() - creating) / 1000
     expect(waiting.value("hush_queue_depth")).toBe(1)
     expect(waiting.value("hush_jobs", { state: "queued", model: created.json.model, mode: "live" })).toBe(1)
-    expect(waiting.value("hush_queue_oldest_age_seconds")).toBeGreaterThanOrEqual(0)
+    expect(waiting.value("hush_queue_oldest_age_seconds")).toBeGreaterThanOrEqual(1)
+    expect(waiting.value("hush_queue_oldest_age_seconds")).toBeLessThanOrEqual(waited)
     const canceled = await call(server, "POST", `/v1/jobs/${created.json.id}/cancel`, { key: liveKey })
     expect(canceled.status, canceled.text).toBe(200)
     const after = await scrape(url)

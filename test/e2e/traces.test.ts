@@ -19,14 +19,19 @@ interface Span {
   readonly parentSpanId?: string
   readonly name: string
   readonly attributes: Record<string, unknown>
+  readonly start: bigint
+  readonly end: bigint
 }
 
 const received: Array<Span> = []
 let receiver: Server
 let endpoint = ""
 
-const valueOf = (value: Record<string, unknown>) =>
-  value.stringValue ?? value.intValue ?? value.boolValue ?? value.doubleValue
+const valueOf = (value: Record<string, unknown>) => {
+  const found = value.stringValue ?? value.intValue ?? value.boolValue ?? value.doubleValue
+  // OTLP/JSON writes 64-bit integers as strings
+  return value.intValue !== undefined ? Number(found) : found
+}
 
 beforeAll(async () => {
   const port = await freePort()
@@ -44,7 +49,9 @@ beforeAll(async () => {
                 spanId: span.spanId,
                 parentSpanId: span.parentSpanId || undefined,
                 name: span.name,
-                attributes: Object.fromEntries((span.attributes ?? []).map((a: any) => [a.key, valueOf(a.value)]))
+                attributes: Object.fromEntries((span.attributes ?? []).map((a: any) => [a.key, valueOf(a.value)])),
+                start: BigInt(span.startTimeUnixNano),
+                end: BigInt(span.endTimeUnixNano)
               })
             }
           }
@@ -107,14 +114,46 @@ describe("traces over OTLP/HTTP", () => {
     expect(run.parentSpanId).toBeUndefined()
     expect(run.attributes["hush.account_id"]).toBe(request.attributes["hush.account_id"])
     expect(run.attributes["hush.model"]).toBe(created.json.model)
-    const step = await waitForSpan((s) => s.name === "job.denoise" && s.traceId === run.traceId)
-    expect(step.parentSpanId).toBe(run.spanId)
     const finish = await waitForSpan((s) => s.name === "job.finish" && s.traceId === run.traceId)
     expect(finish.parentSpanId).toBe(run.spanId)
     expect(finish.attributes["hush.outcome"]).toBe("succeeded")
-    // storage calls of the run, under its denoise step
-    const write = await waitForSpan((s) => s.name.startsWith("BlobStore.") && s.traceId === run.traceId)
-    expect(ancestors(write)).toContain(step.spanId)
+
+    // the steps: children of the run, each once, carrying the job and what it handled
+    const step = async (name: string) => {
+      const span = await waitForSpan((s) => s.name === name && s.traceId === run.traceId)
+      expect(received.filter((s) => s.name === name && s.traceId === run.traceId), name).toHaveLength(1)
+      expect(span.parentSpanId, name).toBe(run.spanId)
+      expect(span.attributes["hush.job_id"], name).toBe(created.json.id)
+      expect(span.attributes["hush.model"], name).toBe(created.json.model)
+      expect(span.start >= run.start && span.end <= run.end, `${name} within the run`).toBe(true)
+      return span
+    }
+    const decode = await step("job.decode")
+    const denoised = await step("job.denoise")
+    const encode = await step("job.encode")
+    const upload = await step("job.upload")
+    for (const span of [decode, denoised, encode]) expect(span.attributes["hush.audio_seconds"], span.name).toBeCloseTo(1, 1)
+    expect(decode.attributes["hush.channels"]).toBe(1)
+    expect(denoised.attributes["hush.channels"]).toBe(1)
+    expect(decode.attributes["hush.pcm_bytes"]).toBe(Number(decode.attributes["hush.audio_seconds"]) * 48_000 * 4)
+    expect(encode.attributes["hush.pcm_bytes"]).toBe(decode.attributes["hush.pcm_bytes"])
+    expect(encode.attributes["hush.format"]).toBe("mp3")
+    expect(upload.attributes["hush.format"]).toBe("mp3")
+    expect(upload.attributes["hush.bytes"]).toBe(job.json.output.size_bytes)
+    // one pulled stream: the encoder starts, then the first frame is denoised before the
+    // decoder's last byte, and the encoder's output ends after the last denoised frame; all
+    // of it inside the output's put, which pulls it
+    expect(encode.start).toBeLessThan(denoised.start)
+    expect(denoised.start).toBeLessThan(decode.end)
+    expect(denoised.end).toBeLessThanOrEqual(encode.end)
+    for (const span of [decode, denoised, encode]) {
+      expect(span.start >= upload.start && span.end <= upload.end, `${span.name} within the upload`).toBe(true)
+    }
+    // the storage calls of the run: the input's read under the decode, the output's put under the upload
+    const read = await waitForSpan((s) => s.name === "BlobStore.read" && s.traceId === run.traceId)
+    expect(read.parentSpanId).toBe(decode.spanId)
+    const write = await waitForSpan((s) => s.name === "BlobStore.write" && s.traceId === run.traceId)
+    expect(write.parentSpanId).toBe(upload.spanId)
   }, 60_000)
 })
 
@@ -140,6 +179,26 @@ describe("traces into the GPU provider", () => {
       const client = await waitForSpan((s) => s.spanId === clientSpanId)
       expect(client.name).toBe("gpu_provider POST")
       expect(client.traceId).toBe(run.traceId)
+
+      // the steps this worker sees: submit, wait (the host decodes, denoises, encodes and puts), upload completed
+      const step = async (name: string) => {
+        const span = await waitForSpan((s) => s.name === name && s.traceId === run.traceId)
+        expect(span.parentSpanId, name).toBe(run.spanId)
+        expect(span.attributes["hush.job_id"], name).toBe(created.json.id)
+        expect(span.attributes["hush.model"], name).toBe("hush/denoise-pro")
+        return span
+      }
+      const submitted = await step("job.submit")
+      expect(client.parentSpanId).toBe(submitted.spanId)
+      expect(submitted.attributes["hush.remote_job_id"]).toEqual(expect.any(String))
+      const waited = await step("job.wait")
+      expect(waited.attributes["hush.audio_seconds"]).toBeCloseTo(1, 1)
+      expect(waited.attributes["hush.polls"]).toBe(fake.requests.filter((r) => r.endpoint === "poll").length)
+      expect(waited.start).toBeGreaterThanOrEqual(submitted.end)
+      const uploaded = await step("job.upload")
+      expect(uploaded.start).toBeGreaterThanOrEqual(waited.end)
+      const job = await waitForJob(server, liveKey, created.json.id)
+      expect(uploaded.attributes["hush.bytes"]).toBe(job.json.output.size_bytes)
     } finally {
       await server.close()
       await fake.close()

@@ -14,7 +14,7 @@
  * Mail goes to the dev outbox in `dataDir`.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { type Clock, Effect, HashMap, Layer, Logger, type LogLevel, ManagedRuntime, Option } from "effect"
+import { type Clock, Effect, HashMap, Layer, Logger, LogLevel, ManagedRuntime, Option } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import { tmpdir } from "node:os"
@@ -80,6 +80,15 @@ export interface TestServerOptions {
   readonly publicBaseUrl?: string
 }
 
+/**
+ * What a test server prints when a test neither collects its logs nor sets a level: warnings and
+ * worse (one info line per request made the CI log megabytes). `TEST_LOG_LEVEL=debug` (or `info`)
+ * shows everything again when a test is being debugged.
+ */
+const PRINTED_LOG_LEVEL = LogLevel.fromLiteral(
+  (["All", "Trace", "Debug", "Info", "Warning", "Error", "Fatal", "None"] as const).find((l) => l.toLowerCase() === (process.env.TEST_LOG_LEVEL ?? "warning").toLowerCase()) ?? "Warning"
+)
+
 export const startTestServer = async (options: TestServerOptions = {}) => {
   const port = await freePort()
   const dataDir = mkdtempSync(join(tmpdir(), "hush-e2e-"))
@@ -107,7 +116,7 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const settings = Layer.mergeAll(
     root.tracing,
     options.clock === undefined ? Layer.empty : Layer.setClock(options.clock),
-    options.logLevel === undefined ? Layer.empty : Logger.minimumLogLevel(options.logLevel),
+    Logger.minimumLogLevel(options.logLevel ?? (logs === undefined ? PRINTED_LOG_LEVEL : LogLevel.Info)),
     logs === undefined ? Layer.empty : Logger.replace(Logger.defaultLogger, Logger.make(({ annotations, logLevel, message }) => {
       const tags = [...HashMap.toEntries(annotations)].map(([key, value]) => ` ${key}=${String(value)}`).join("")
       logs.push(`${logLevel.label} ${Array.isArray(message) ? message.map(String).join(" ") : String(message)}${tags}`)
