@@ -1,7 +1,8 @@
 // RNNoise (newer, 0.2-style weights from `@jitsi/rnnoise-wasm/dist/rnnoise-sync.js`) over
 // interleaved float PCM at 48 kHz. One WebAssembly instance per thread, one model state per
-// channel. The output is aligned with the input (the model's delay is trimmed) and exactly
-// as long as it (the tail is flushed with silence).
+// channel. Unless `strength` is 0, each channel's mains hum is removed first (hum.mjs),
+// which RNNoise leaves. The output is aligned with the input (the delays of both are
+// trimmed) and exactly as long as it (the tail is flushed with silence).
 //
 // Plain JavaScript (types in engine.d.mts) because worker threads load it as is: a
 // TypeScript loader in every thread would cost ~50 MB and ~200 ms each.
