@@ -27,8 +27,8 @@ beforeAll(async () => {
 afterAll(() => rm(dir, { recursive: true, force: true }))
 
 /** The whole signal through one Denoiser, fed in `pieces` uneven pushes. */
-const denoiseAll = (x: Float32Array, channels: number, pieces = 1) => {
-  const denoiser = new Denoiser(channels)
+const denoiseAll = (x: Float32Array, channels: number, pieces = 1, strength: number | null = 1) => {
+  const denoiser = new Denoiser(channels, strength)
   const parts: Array<Float32Array> = []
   const frames = x.length / channels
   for (let p = 0; p < pieces; p++) {
@@ -125,6 +125,28 @@ describe("RNNoise engine", () => {
       expect(levelDb(diff, 0, 0.5)).toBeLessThan(-45)
       expect(Math.abs(chunked[seam]! - chunked[seam - 1]!)).toBeLessThanOrEqual(maxJump)
     }
+  })
+
+  it("removes mains hum, which the model alone leaves, before the model (strength 1 and the default)", () => {
+    // the fixture plus 50 Hz hum and harmonics, 6 dB over its pink noise
+    const hummed = mono.map((v, i) => {
+      const t = i / RATE
+      return v + 0.02 * (Math.sin(2 * Math.PI * 50 * t) + 0.5 * Math.sin(2 * Math.PI * 100 * t + 1) + 0.4 * Math.sin(2 * Math.PI * 150 * t + 2))
+    })
+    for (const strength of [1, null]) {
+      const y = denoiseAll(hummed, 1, 3, strength)
+      for (const [a, b] of [[0.3, 1.7], [5.3, 6.7], [10.3, 11.7]] as const) {
+        expect(levelDb(hummed, a, b) - levelDb(y, a, b)).toBeGreaterThan(30)
+      }
+      for (const [a, b] of [[2.3, 4.7], [7.3, 9.7]] as const) {
+        expect(Math.abs(levelDb(mono, a, b) - levelDb(y, a, b))).toBeLessThan(2)
+      }
+    }
+  })
+
+  it("strength 0 gives back the input sample for sample: no hum stage, no model", () => {
+    const hummed = mono.map((v, i) => v + 0.02 * Math.sin((2 * Math.PI * 50 * i) / RATE) + 0.01 * Math.sin((2 * Math.PI * 150 * i) / RATE))
+    expect(sameSamples(denoiseAll(hummed, 1, 3, 0), hummed)).toBe(true)
   })
 })
 

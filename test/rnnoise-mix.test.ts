@@ -101,6 +101,28 @@ describe("AdaptiveMix (the default)", () => {
     expect(db(rms(quiet.slice(400)) / rms(speech.slice(400)))).toBeCloseTo(mixed + ADAPTIVE_DEFAULTS.maxGainDb, 1)
   })
 
+  it("does not take the noise left under a voice for speech: at 0 dB SNR the speech keeps its level", () => {
+    const mix = new AdaptiveMix()
+    run(mix, noiseFrames(200, 1000, 7), 0.02) // the noise alone: its level is learnt
+    const speech = noiseFrames(600, 1000, 9)
+    const noise = noiseFrames(600, 1000, 11)
+    const kept = 10 ** (-8 / 20)
+    // a model that took 1.5 dB of the speech and left the noise 8 dB down
+    const out = speech.map((s, f) => {
+      const dry = s.map((v, i) => v + noise[f]![i]!)
+      const wet = s.map((v, i) => v * 10 ** (-1.5 / 20) + noise[f]![i]! * kept)
+      mix.process(dry, wet, 0.95)
+      return wet
+    })
+    // the speech's share of the output (its projection), over the last 2 s
+    let cross = 0
+    let power = 0
+    for (let f = 400; f < 600; f++) {
+      for (let i = 0; i < FRAME; i++) (cross += out[f]![i]! * speech[f]![i]!, power += speech[f]![i]! ** 2)
+    }
+    expect(Math.abs(db(cross / power))).toBeLessThan(0.3)
+  })
+
   it("changes gradually within a frame: no step at a frame boundary when the voice starts", () => {
     const mix = new AdaptiveMix()
     const dc = (value: number) => new Float32Array(FRAME).fill(value)

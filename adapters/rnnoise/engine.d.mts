@@ -5,6 +5,10 @@ export declare const SAMPLE_RATE: 48000
 export declare const FRAME_SIZE: 480
 /** Output lags input by this many samples with the newer weights (measured in test/rnnoise-engine.test.ts). */
 export declare const MODEL_DELAY: 960
+/** The hum stage's look-ahead (hum.mjs): what RNNoise gets is delayed by this much (0.6 s). */
+export declare const HUM_DELAY: number
+/** Output lags input inside a Denoiser by this much (trimmed: its output is aligned with its input). */
+export declare const LATENCY: number
 
 /** The low-level API of the Emscripten module, as used here. */
 export interface RnnoiseModule {
@@ -55,7 +59,7 @@ export declare class Denoiser {
 /**
  * Denoises, in place, a chunk cut from a longer recording: `pcm` holds `skip` sample frames
  * of warm-up (audio just before the chunk, whose output is discarded), the chunk's `take`
- * sample frames, then look-ahead (audio just after it, at least MODEL_DELAY when there is
+ * sample frames, then look-ahead (audio just after it, at least LATENCY when there is
  * any) so that the chunk's last output samples are computed from the real audio that
  * follows, not silence. Answers the chunk's output: a view of `pcm`.
  */

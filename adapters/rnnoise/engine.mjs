@@ -1,11 +1,13 @@
 // RNNoise (newer, 0.2-style weights from `@jitsi/rnnoise-wasm/dist/rnnoise-sync.js`) over
 // interleaved float PCM at 48 kHz. One WebAssembly instance per thread, one model state per
-// channel. The output is aligned with the input (the model's delay is trimmed) and exactly
-// as long as it (the tail is flushed with silence).
+// channel. Unless `strength` is 0, each channel's mains hum is removed first (hum.mjs),
+// which RNNoise leaves. The output is aligned with the input (the delays of both are
+// trimmed) and exactly as long as it (the tail is flushed with silence).
 //
 // Plain JavaScript (types in engine.d.mts) because worker threads load it as is: a
 // TypeScript loader in every thread would cost ~50 MB and ~200 ms each.
 import createRnnoiseModule from "@jitsi/rnnoise-wasm/dist/rnnoise-sync.js"
+import { HUM_BLOCK, HUM_DEFAULTS, HumRemover } from "./hum.mjs"
 import { makeMix } from "./mix.mjs"
 
 export const SAMPLE_RATE = 48_000
@@ -13,6 +15,10 @@ export const FRAME_SIZE = 480
 export const MODEL_DELAY = 960
 /** The output of frame n is the input of frame n − MODEL_DELAY / FRAME_SIZE: that many input frames are kept. */
 const DELAY_FRAMES = MODEL_DELAY / FRAME_SIZE
+/** The hum stage (hum.mjs) delays what RNNoise gets by this much: its look-ahead. */
+export const HUM_DELAY = (HUM_DEFAULTS.lookBlocks + 1) * HUM_BLOCK
+/** Output lags input by this much inside the Denoiser (it is trimmed: callers see aligned output). */
+export const LATENCY = MODEL_DELAY + HUM_DELAY
 const DRY_FRAMES = DELAY_FRAMES + 1
 
 // RNNoise works on floats in the 16-bit range; fed −1…1 it barely acts.
@@ -40,13 +46,18 @@ export class Denoiser {
   /** Input of the frame being filled, per channel, already scaled. */
   #pending = []
   #filled = 0
-  #skip = MODEL_DELAY
+  #skip
+  #latency
   #inputSamples = 0
   #outputSamples = 0
   #closed = false
   /** Per channel: the mixer, and the last DRY_FRAMES input frames (the dry signal an output frame is mixed with). */
   #mixes = []
   #history = []
+  /** Per channel: the hum stage, before the model (none for strength 0: the input, untouched). */
+  #hums = []
+  /** The adaptive default mixes back the input without its hum; a fixed strength, the input itself. */
+  #dryWithoutHum
   #frames = 0
   /** Observes every mixed frame (the bench's hook); undefined in production. */
   #observe
@@ -55,7 +66,12 @@ export class Denoiser {
     if (!Number.isInteger(channels) || channels < 1) throw new Error(`invalid channel count ${channels}`)
     this.channels = channels
     this.#observe = observe
+    const hum = strength !== 0
+    this.#latency = hum ? LATENCY : MODEL_DELAY
+    this.#skip = this.#latency
+    this.#dryWithoutHum = strength === null || strength === undefined
     for (let c = 0; c < channels; c++) {
+      if (hum) this.#hums.push(new HumRemover(FRAME_SIZE))
       this.#states.push(this.#module._rnnoise_create(0))
       this.#buffers.push(this.#module._malloc(FRAME_SIZE * 4))
       this.#pending.push(new Float32Array(FRAME_SIZE))
@@ -89,8 +105,10 @@ export class Denoiser {
   endInto(out, at) {
     const missing = this.#inputSamples - this.#outputSamples
     if (missing <= 0) return 0
-    // Whatever is pending, MODEL_DELAY + FRAME_SIZE of silence completes every output.
-    const pad = MODEL_DELAY + FRAME_SIZE
+    // Whatever is pending, the latency + FRAME_SIZE of silence completes every output; the hum
+    // stage leaves that silence out of its estimates.
+    for (const hum of this.#hums) hum.end()
+    const pad = this.#latency + FRAME_SIZE
     const tail = new Float32Array(this.#ready(pad) * this.channels)
     this.#consume(new Float32Array(pad * this.channels), pad, tail, 0)
     out.set(tail.subarray(0, missing * this.channels), at * this.channels)
@@ -112,7 +130,7 @@ export class Denoiser {
     return Math.max(0, Math.floor((this.#filled + frames) / FRAME_SIZE) * FRAME_SIZE - this.#skip)
   }
 
-  // Output frame positions trail input positions by MODEL_DELAY, and each frame's input is
+  // Output frame positions trail input positions by the latency, and each frame's input is
   // copied into the WebAssembly heap before its output is written: `out` may be `input`.
   #consume(input, samples, out, at) {
     if (this.#closed) throw new Error("the denoiser is closed")
@@ -125,6 +143,7 @@ export class Denoiser {
     for (let f = 0; f < frames; f++) {
       const take = FRAME_SIZE - this.#filled
       const drop = Math.min(this.#skip, FRAME_SIZE)
+      let fed = true
       for (let c = 0; c < channels; c++) {
         const pointer = this.#buffers[c]
         const base = pointer >> 2
@@ -133,8 +152,18 @@ export class Denoiser {
           const v = input[j] * SCALE
           heap[k] = v > MAX_IN ? MAX_IN : v < -SCALE ? -SCALE : v
         }
+        const frame = heap.subarray(base, base + FRAME_SIZE)
+        const hum = this.#hums[c]
+        // While the hum stage's delay line fills, there is nothing for the model (all is dropped).
+        if (hum !== undefined && !hum.process(frame)) {
+          fed = false
+          continue
+        }
         const mixed = this.#mixes.length > 0
-        if (mixed) this.#history[c].set(heap.subarray(base, base + FRAME_SIZE), (this.#frames % DRY_FRAMES) * FRAME_SIZE)
+        if (mixed) {
+          const dry = hum === undefined || this.#dryWithoutHum ? frame : hum.raw
+          this.#history[c].set(dry, (this.#frames % DRY_FRAMES) * FRAME_SIZE)
+        }
         const vad = this.#module._rnnoise_process_frame(this.#states[c], pointer, pointer)
         // Frames before the model's delay has passed are dropped: nothing to mix.
         if (mixed && this.#frames >= DELAY_FRAMES) {
@@ -150,7 +179,7 @@ export class Denoiser {
           out[j] = v > 1 ? 1 : v < -1 ? -1 : v
         }
       }
-      this.#frames++
+      if (fed) this.#frames++
       read += take
       written += FRAME_SIZE - drop
       this.#skip -= drop

@@ -9,6 +9,7 @@ export interface AdaptiveParams {
   readonly speechFrames: number
   readonly releaseFrames: number
   readonly maxGainDb: number
+  readonly voiceNoiseDb: number
 }
 
 export declare const ADAPTIVE_DEFAULTS: AdaptiveParams

@@ -15,7 +15,7 @@ import { type ChildLimits, DEFAULT_ADDRESS_SPACE_BYTES } from "../ffmpeg/process
 import { type OutputFormat } from "../../core/domain/denoise-options.js"
 import { feed, firstError, spawnChild, unexpected } from "./child.js"
 import { encodeOutput } from "./encode.js"
-import { Denoiser, FRAME_SIZE, MODEL_DELAY, SAMPLE_RATE } from "./engine.mjs"
+import { Denoiser, FRAME_SIZE, LATENCY, SAMPLE_RATE } from "./engine.mjs"
 import { BufferBank, ChunkCutter, FloatFrames, isFloatPcm, parseWavHeader, recycle } from "./pcm.js"
 import type { ChunkPool } from "./pool.js"
 
@@ -215,7 +215,7 @@ const denoiseInThread = <E>(pcm: Stream.Stream<Float32Array, E>, channels: numbe
 const denoiseInChunks = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number, pool: ChunkPool, options: PipelineOptions, onSamples: OnSamples) => {
   const chunk = framesOf(options.chunkSeconds ?? defaultChunkSeconds(options.durationSeconds, pool.size))
   const warmup = Math.min(chunk, framesOf(options.warmupSeconds ?? DEFAULT_WARMUP_SECONDS))
-  const lookahead = MODEL_DELAY + FRAME_SIZE
+  const lookahead = LATENCY + FRAME_SIZE
   const strength = options.strength === undefined ? 1 : options.strength
   return Stream.suspend(() => {
     // Enough buffers for the chunks in flight: being cut, on the threads, awaiting their

@@ -95,7 +95,12 @@ const summary = (recorded: ReadonlyArray<Recorded>, params: Partial<AdaptivePara
   const at20 = noises.map((n) => `${n}:${mean(rows.filter((x) => x.r.c.snr === 20 && x.r.c.noise === n).map((x) => x.s.siSdrOut - x.s.siSdrIn)).toFixed(2)}`)
   const low = mean(rows.filter((x) => x.r.c.snr <= 10).map((x) => x.s.siSdrOut - x.s.siSdrIn))
   const minFloor = Math.min(...rows.filter((x) => STATIONARY.includes(x.r.c.noise)).map((x) => x.s.floorReductionDb))
-  console.log(`${JSON.stringify(params)}\n  ${bySnr.join(" | ")}\n  0–10 dB Δ${low.toFixed(2)}  min stationary floor ${minFloor.toFixed(1)}  at 20 dB ${at20.join(" ")}`)
+  const floors = STATIONARY.filter((n) => noises.includes(n)).map((n) => {
+    const f = rows.filter((x) => x.r.c.noise === n).map((x) => x.s.floorReductionDb)
+    return `${n}:${mean(f).toFixed(1)}(min ${Math.min(...f).toFixed(1)})`
+  })
+  const level = mean(rows.map((x) => x.s.speechLevelDb))
+  console.log(`${JSON.stringify(params)}\n  ${bySnr.join(" | ")}\n  0–10 dB Δ${low.toFixed(2)}  level ${level.toFixed(2)}  min stationary floor ${minFloor.toFixed(1)}  at 20 dB ${at20.join(" ")}\n  floors ${floors.join(" ")}`)
 }
 
 const dir = process.argv[2] ?? join(tmpdir(), "hush-quality-corpus")
