@@ -13,6 +13,9 @@
  * Environment: WORKER_CONCURRENCY and the like pass through to the server;
  * BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) for --worker-start.
  * BENCH_SERVER_NODE_ARGS: extra node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p".
+ * BENCH_SERVER_WRAP: a command the server's node command line is handed to (e.g. a script that
+ * runs it under another name, out of reach of a `pkill -f dist/app/api.mjs` on a shared machine).
+ * BENCH_SERVER_STDOUT=1: the server's log lines on this process's stdout.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { createReadStream } from "node:fs"
