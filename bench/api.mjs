@@ -8,8 +8,10 @@
 //   HUSH_WORKER      on by default, as `npm start`; off measures the API alone
 //   OBSERVABILITY    off (default: no METRICS_TOKEN, no OTLP endpoint), on (both set: a local OTLP
 //                    receiver takes the spans and /metrics is scraped every 5 s, as Prometheus
-//                    would), or both: one harness run each, off then on, and a table comparing them.
-//                    OTEL_TRACES_SAMPLER(_ARG), when set, go to the server as they are.
+//                    would), sampled (on, keeping 10 % of new traces: parentbased_traceidratio, or
+//                    OTEL_TRACES_SAMPLER_ARG's ratio), both (off then on) or all (off, on, sampled):
+//                    one harness run each and a table comparing them. On, OTEL_TRACES_SAMPLER(_ARG),
+//                    when set, go to the server as they are.
 // Anything else (ROUNDS, SECONDS, CASES, JSON_OUT, …) goes to the harness as it is.
 import { execFileSync, spawn } from "node:child_process"
 import { createServer } from "node:http"
@@ -42,8 +44,8 @@ writeFileSync(floorScript, readFileSync(floorScript, "utf8").replace("in the har
 execFileSync("npm", ["ci", "--silent", "--no-audit", "--no-fund"], { cwd: harness, stdio: "inherit" })
 
 
-const modes = { off: ["off"], on: ["on"], both: ["off", "on"] }[process.env.OBSERVABILITY ?? "off"]
-if (modes === undefined) throw new Error(`OBSERVABILITY must be off, on or both, not ${process.env.OBSERVABILITY}`)
+const modes = { off: ["off"], on: ["on"], sampled: ["sampled"], both: ["off", "on"], all: ["off", "on", "sampled"] }[process.env.OBSERVABILITY ?? "off"]
+if (modes === undefined) throw new Error(`OBSERVABILITY must be off, on, sampled, both or all, not ${process.env.OBSERVABILITY}`)
 
 /** An OTLP/HTTP receiver that counts the spans it is sent and answers 200, as a collector would. */
 const startOtlpSink = async () => {
@@ -87,10 +89,11 @@ const measure = async (mode) => {
   delete env.METRICS_TOKEN
   delete env.OTEL_EXPORTER_OTLP_ENDPOINT
   const metricsToken = randomBytes(18).toString("base64url")
-  if (mode === "on") {
+  if (mode !== "off") {
     otlp = await startOtlpSink()
     Object.assign(env, { METRICS_TOKEN: metricsToken, OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url })
   }
+  if (mode === "sampled") Object.assign(env, { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: env.OTEL_TRACES_SAMPLER_ARG ?? "0.1" })
   // a fresh schema each run: the previous run's accounts and keys are gone
   await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
   await admin.query(`CREATE DATABASE ${database}`)
@@ -103,14 +106,14 @@ const measure = async (mode) => {
       await sleep(200)
     }
     let scrapes = 0
-    if (mode === "on") {
+    if (mode !== "off") {
       scraper = setInterval(() => {
         fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })
           .then((r) => r.text().then(() => r.ok && scrapes++), () => undefined)
       }, 5_000)
     }
     console.log(`Hush on PostgreSQL (${database}), worker ${env.HUSH_WORKER === "off" ? "off" : "on"}, observability ${mode}` +
-      `${mode === "on" ? ` (sampler ${env.OTEL_TRACES_SAMPLER ?? "parentbased_always_on"}${env.OTEL_TRACES_SAMPLER_ARG ? ` ${env.OTEL_TRACES_SAMPLER_ARG}` : ""})` : ""}` +
+      `${mode !== "off" ? ` (sampler ${env.OTEL_TRACES_SAMPLER ?? "parentbased_always_on"}${env.OTEL_TRACES_SAMPLER_ARG ? ` ${env.OTEL_TRACES_SAMPLER_ARG}` : ""})` : ""}` +
       `; load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
     const cli = `DATA_DIR='${dataDir}' DATABASE_URL='${databaseUrl}' ${process.execPath} ${join(root, "dist/app/cli.mjs")}`
     const jsonOut = join(work, `results-${mode}.json`)
@@ -120,7 +123,7 @@ const measure = async (mode) => {
     })
     const code = await new Promise((r) => run.once("exit", (c) => r(c ?? 1)))
     if (code !== 0) throw new Error(`the harness exited ${code}`)
-    if (mode === "on") console.log(`observability on: ${otlp.spans()} spans received by OTLP, /metrics scraped ${scrapes} times`)
+    if (mode !== "off") console.log(`observability ${mode}: ${otlp.spans()} spans received by OTLP, /metrics scraped ${scrapes} times`)
     console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
     return JSON.parse(readFileSync(process.env.JSON_OUT ?? jsonOut, "utf8")).results
   } finally {
@@ -132,15 +135,18 @@ let code = 1
 try {
   const results = {}
   for (const mode of modes) results[mode] = await measure(mode)
-  if (modes.length === 2) {
+  if (modes.length > 1) {
+    const shown = modes.filter((m) => m !== "off")
     console.log("\nobservability off against on (each a ratio to the floor of its own run):")
-    console.log("| case | Hush ok/s off | ratio off | Hush ok/s on | ratio on | on ÷ off |")
-    console.log("|---|---|---|---|---|---|")
+    console.log(`| case | Hush ok/s off | ratio off | ${shown.map((m) => `Hush ok/s ${m} | ratio ${m} | ${m} ÷ off`).join(" | ")} |`)
+    console.log(`|---|---|---|${shown.map(() => "---|---|---|").join("")}`)
     for (const c of Object.keys(results.off)) {
       const off = results.off[c]
-      const on = results.on[c]
-      if (on === undefined) continue
-      console.log(`| ${c} | ${off.sides[1].okRate.toFixed(0)} | ${off.ratio.toFixed(3)} | ${on.sides[1].okRate.toFixed(0)} | ${on.ratio.toFixed(3)} | ${(on.ratio / off.ratio).toFixed(2)} |`)
+      const cells = shown.map((m) => {
+        const r = results[m][c]
+        return r === undefined ? "n/a | n/a | n/a" : `${r.sides[1].okRate.toFixed(0)} | ${r.ratio.toFixed(3)} | ${(r.ratio / off.ratio).toFixed(2)}`
+      })
+      console.log(`| ${c} | ${off.sides[1].okRate.toFixed(0)} | ${off.ratio.toFixed(3)} | ${cells.join(" | ")} |`)
     }
   }
   code = 0
