@@ -10,6 +10,8 @@
  * with ids, so `traceparent` goes on (flags `00`) and log lines name the trace, but it costs no
  * attributes map and is never exported.
  */
+import { HttpTraceContext, type HttpServerRequest } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Config, ConfigError, Effect, Option, Tracer } from "effect"
 
 export interface SamplerConfig {
@@ -78,4 +80,25 @@ export const sampled = (tracer: Tracer.Tracer, config: SamplerConfig): Tracer.Tr
     },
     context: (f, fiber) => tracer.context(f, fiber)
   })
+}
+
+/**
+ * The same decision for a whole request, made once when it arrives: a request whose trace is
+ * dropped gets no span at all, not even dropped ones (the HTTP server's span middleware would
+ * still parse its URL and redact its headers, and every use case and SQL statement under it
+ * would make a span object), so a sampled-out request costs what it costs with tracing off.
+ * Remembered per request (its Node message), so the span middleware and the edge agree.
+ */
+export const requestSampler = (config: SamplerConfig) => {
+  const decided = new WeakMap<object, boolean>()
+  return (request: HttpServerRequest.HttpServerRequest): boolean => {
+    const key: object = NodeHttpServerRequest.toIncomingMessage(request) ?? request
+    let keep = decided.get(key)
+    if (keep === undefined) {
+      const caller = config.parentBased ? HttpTraceContext.fromHeaders(request.headers) : Option.none()
+      keep = Option.isSome(caller) ? caller.value.sampled : config.ratio >= 1 || Math.random() < config.ratio
+      decided.set(key, keep)
+    }
+    return keep
+  }
 }

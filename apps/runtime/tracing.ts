@@ -18,7 +18,7 @@ import { FetchHttpClient, Headers, HttpMiddleware, type HttpServerRequest } from
 import { Duration, Effect, Layer, Option } from "effect"
 import { STORAGE_PATH_PREFIX } from "../../adapters/local-storage/config.js"
 import type { ObservabilityConfig } from "./observability.js"
-import { sampled } from "./sampler.js"
+import { requestSampler, sampled } from "./sampler.js"
 
 /** Headers that carry a credential, beyond the platform's own (authorization, cookie, set-cookie, x-api-key). */
 const SECRET_HEADERS = ["x-csrf-token", "x-hush-signature", "x-amz-security-token", "proxy-authorization"]
@@ -26,7 +26,10 @@ const SECRET_HEADERS = ["x-csrf-token", "x-hush-signature", "x-amz-security-toke
 /** Query parameters that carry a credential: a signed URL's signature, an OAuth code or state, a link's token. */
 const SECRET_QUERY = /[?&](x-amz-[a-z-]*|signature|sig|expires|token|code|state|key)=/i
 
-/** No request span for a URL that carries a credential: the span would record it. */
+/**
+ * No request span for a URL that carries a credential: the span would record it. A request
+ * with no span traces nothing under it either (the edge turns the tracer off for it).
+ */
 export const carriesCredential = (request: HttpServerRequest.HttpServerRequest) =>
   request.url.startsWith(`${STORAGE_PATH_PREFIX}/`) || SECRET_QUERY.test(request.url)
 
@@ -48,8 +51,10 @@ export const tracingLayer = (config: ObservabilityConfig, version: string): Laye
           (tracer) => Layer.setTracer(sampled(tracer, config.sampler))
         )).pipe(Layer.provide(Layer.merge(FetchHttpClient.layer, OtlpSerialization.layerJson))),
         Layer.scopedDiscard(Effect.locallyScopedWith(Headers.currentRedactedNames, (names: ReadonlyArray<string | RegExp>) => [...names, ...SECRET_HEADERS])),
-        Layer.scopedDiscard(Effect.locallyScopedWith(HttpMiddleware.currentTracerDisabledWhen, (disabled) => (request: HttpServerRequest.HttpServerRequest) =>
-          disabled(request) || carriesCredential(request)))
+        Layer.scopedDiscard(Effect.locallyScopedWith(HttpMiddleware.currentTracerDisabledWhen, (disabled) => {
+          const kept = requestSampler(config.sampler)
+          return (request: HttpServerRequest.HttpServerRequest) => disabled(request) || carriesCredential(request) || !kept(request)
+        }))
       )
   })
 

@@ -7,9 +7,9 @@
  * on the endpoint runs after routing, in its HttpApi middleware (edge/middleware.ts).
  */
 import {
-  HttpApiBuilder, HttpApiError, type HttpApp, HttpRouter, HttpServerRequest, HttpServerResponse
+  HttpApiBuilder, HttpApiError, type HttpApp, HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse
 } from "@effect/platform"
-import { Cause, Effect, Layer, Option, Schema } from "effect"
+import { Cause, Effect, FiberRef, Layer, Option, Schema } from "effect"
 import {
   type ApiError, ApiErrorSchema, InternalError, isApiError, MethodNotAllowed, NotFound
 } from "../../../core/errors.js"
@@ -69,7 +69,7 @@ const pathOf = (url: string) => {
 type EdgeNeeds = ErrorsBaseUrl | IdGenerator
 
 const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: string): HttpApp.Default =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => FiberRef.getWith(HttpMiddleware.currentTracerDisabledWhen, (untraced) => {
     const started = performance.now()
     const requestId = ids.next("req")
     const headers: Record<string, string> = { "x-request-id": requestId }
@@ -120,7 +120,7 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
       : pathname.startsWith("/v1/")
       ? Effect.flatMap(bufferBody(request), run)
       : app
-    return Effect.provideService(handled, CurrentRequestFacts, facts).pipe(
+    const answer = Effect.provideService(handled, CurrentRequestFacts, facts).pipe(
       Effect.map((response) =>
         response.status >= 400 && !isProblem(response) && response.body._tag === "Uint8Array" ? problem(errorOfResponse(response)) : response
       ),
@@ -128,7 +128,10 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
       Effect.map((response) => HttpServerResponse.setHeaders(response, headers)),
       Effect.tap(answered)
     )
-  })
+    // a request the span middleware leaves untraced (tracing off, sampled out, a credential in
+    // its URL) traces nothing below it: no orphan spans, no span objects made for nobody
+    return untraced(request) ? Effect.withTracerEnabled(answer, false) : answer
+  }))
 
 /** Installs the edge around every route of the app (HttpApi endpoints, storage and pages). */
 export const EdgeLive = Layer.merge(
