@@ -1,6 +1,6 @@
 /** HUSH_LOG_FORMAT=json: one JSON object a line, annotations flat, the trace and span ids of the active span. */
 import { Cause, Effect, LogLevel, Option } from "effect"
-import { execFileSync } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { describe, expect, it } from "vitest"
 import { DEFAULT_OBSERVABILITY, loggingLayer } from "../apps/runtime/observability.js"
 import { tracingLayer } from "../apps/runtime/tracing.js"
@@ -66,4 +66,19 @@ describe("stdout", () => {
     const out = execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" })
     expect(out.trim().split("\n").map((line) => /message="?(line \d)/.exec(line)?.[1])).toEqual(["line 1", "line 2", "line 3"])
   })
+
+  it("a reader that goes away (EPIPE) costs the lines, not the process", async () => {
+    const script = `
+      import { Effect } from "effect"
+      import { loggingLayer, DEFAULT_OBSERVABILITY } from ${JSON.stringify(new URL("../apps/runtime/observability.ts", import.meta.url).pathname)}
+      const line = Effect.logInfo("x".repeat(1000))
+      await Effect.runPromise(Effect.forEach(Array.from({ length: 400 }), () => Effect.zipRight(line, Effect.sleep("1 millis")), { discard: true }).pipe(Effect.provide(loggingLayer(DEFAULT_OBSERVABILITY))))
+    `
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] })
+    // read the first line, then close our end of the pipe while the child keeps logging
+    await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()))
+    child.stdout.destroy()
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve))
+    expect(code).toBe(0)
+  }, 30_000)
 })

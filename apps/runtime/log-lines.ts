@@ -31,8 +31,14 @@ export const stdoutSink = (): LineSink => {
     pending = []
     process.stdout.write(text)
   }
+  // like console.log: a reader that went away (EPIPE) costs the lines, never the process
+  process.stdout.on("error", () => {})
   process.once("exit", () => {
-    if (pending.length > 0) writeSync(1, pending.join("\n") + "\n")
+    try {
+      if (pending.length > 0) writeSync(1, pending.join("\n") + "\n")
+    } catch {
+      // stdout closed: nothing to write to
+    }
     pending = []
   })
   return {
