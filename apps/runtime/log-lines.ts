@@ -52,7 +52,7 @@ export const stdoutSink = (): LineSink => {
   }
 }
 
-interface Record {
+interface LogRecord {
   readonly timestamp: string
   readonly level: string
   readonly fiber: string
@@ -68,7 +68,7 @@ const traceFields = (refs: FiberRefs.FiberRefs): ReadonlyArray<readonly [string,
   return Option.isSome(span) && isRecorded(span.value) ? [["traceId", span.value.traceId], ["spanId", span.value.spanId]] : []
 }
 
-const recordOf = (options: Logger.Logger.Options<unknown>): Record => {
+const recordOf = (options: Logger.Logger.Options<unknown>): LogRecord => {
   const now = options.date.getTime()
   const spans: Array<readonly [string, number]> = []
   for (const span of List.toArray(options.spans)) spans.push([span.label, now - span.startTime])
