@@ -85,9 +85,8 @@ export interface TestServerOptions {
  * worse (one info line per request made the CI log megabytes). `TEST_LOG_LEVEL=debug` (or `info`)
  * shows everything again when a test is being debugged.
  */
-const PRINTED_LOG_LEVEL = LogLevel.fromLiteral(
-  (["All", "Trace", "Debug", "Info", "Warning", "Error", "Fatal", "None"] as const).find((l) => l.toLowerCase() === (process.env.TEST_LOG_LEVEL ?? "warning").toLowerCase()) ?? "Warning"
-)
+const PRINTED_LOG_LEVEL = LogLevel.allLevels.find((level) => level._tag.toLowerCase() === (process.env.TEST_LOG_LEVEL ?? "warning").toLowerCase()) ??
+  LogLevel.Warning
 
 export const startTestServer = async (options: TestServerOptions = {}) => {
   const port = await freePort()

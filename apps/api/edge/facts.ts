@@ -84,3 +84,9 @@ export const pathMatches = (template: string, pathname: string) => {
 /** The methods an exact path allows (for `405` and `Allow`); empty when no endpoint has that path. */
 export const methodsOfPath = (pathname: string): ReadonlyArray<string> =>
   [...new Set(facts().all.filter((f) => pathMatches(f.path, pathname)).map((f) => f.method))]
+
+/** A request URL's path: what comes before its query string. */
+export const pathOf = (url: string) => {
+  const query = url.indexOf("?")
+  return query === -1 ? url : url.slice(0, query)
+}

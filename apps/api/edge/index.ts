@@ -16,7 +16,7 @@ import {
 import { IdGenerator } from "../../../core/ports/ids.js"
 import { STORAGE_PATH_PREFIX } from "../../../adapters/local-storage/config.js"
 import { bufferBody } from "./body.js"
-import { methodsOfPath } from "./facts.js"
+import { methodsOfPath, pathOf } from "./facts.js"
 import { countProblem, CurrentRequestFacts, recordAnswer, type RequestFacts } from "./observe.js"
 import { Replay } from "./idempotency.js"
 import { invalidFromIssues } from "./invalid.js"
@@ -60,11 +60,6 @@ const errorOfResponse = (response: HttpServerResponse.HttpServerResponse): ApiEr
 
 const isProblem = (response: HttpServerResponse.HttpServerResponse) =>
   "contentType" in response.body && response.body.contentType === PROBLEM_CONTENT_TYPE
-
-const pathOf = (url: string) => {
-  const query = url.indexOf("?")
-  return query === -1 ? url : url.slice(0, query)
-}
 
 type EdgeNeeds = ErrorsBaseUrl | IdGenerator
 

@@ -10,7 +10,7 @@ import type { ApiError } from "../../../core/errors.js"
 import * as Metrics from "../../../core/observability/metrics.js"
 import { recordedSpan } from "../../../core/observability/spans.js"
 import { DASHBOARD_PAGES } from "../web.js"
-import { allEndpointFacts, pathMatches } from "./facts.js"
+import { allEndpointFacts, pathMatches, pathOf } from "./facts.js"
 
 /** Who called, filled in by the edge's middleware once known (edge/rules.ts), read when the answer is logged. */
 export interface RequestFacts {
@@ -65,7 +65,7 @@ const routeByRequest = new WeakMap<object, string>()
  */
 export const routeOfRequest = (request: { readonly method: string; readonly url: string }): string => {
   let route = routeByRequest.get(request)
-  if (route === undefined) routeByRequest.set(request, route = routeOf(request.method, request.url.split("?")[0]!))
+  if (route === undefined) routeByRequest.set(request, route = routeOf(request.method, pathOf(request.url)))
   return route
 }
 

@@ -13,16 +13,11 @@ import { requireScope } from "../../../core/rules/index.js"
 import { CurrentCaller } from "../../../core/services/caller.js"
 import { CurrentSession } from "../../../core/services/sessions.js"
 import { checkBody } from "./body.js"
-import { allEndpointFacts, factsOfRoute } from "./facts.js"
+import { allEndpointFacts, factsOfRoute, pathOf } from "./facts.js"
 import { checkIdempotencyKey, idempotent } from "./idempotency.js"
 import { EdgeRules } from "./middleware.js"
 import { noteCaller } from "./observe.js"
 import { addressOf, takeToken } from "./rate-limit.js"
-
-const pathOf = (url: string) => {
-  const query = url.indexOf("?")
-  return query === -1 ? url : url.slice(0, query)
-}
 
 export const EdgeRulesLive = Layer.effect(EdgeRules, Effect.gen(function*() {
   // read the facts now: an endpoint outside the edge stops the server here, not on its first request
