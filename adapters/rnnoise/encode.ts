@@ -37,6 +37,9 @@ export interface EncodeOptions {
 
 const QUIET = ["-hide_banner", "-nostats", "-loglevel", "error"]
 
+/** The encoders' output is read in pieces this big, not packet by packet (child.ts, ChildOptions). */
+const ENCODED_CHUNK_BYTES = 64 * 1024
+
 /**
  * The limiter works on 4× oversampled audio (so that it sees the peaks between samples) a
  * little under the ceiling: resampling back and, for lossy formats, the encoder's own ripple
@@ -86,7 +89,7 @@ const pcmInput = (channels: number) => ["-f", "f32le", "-ar", String(SAMPLE_RATE
  */
 const runToFile = <E>(ffmpeg: string, args: ReadonlyArray<string>, samples: Stream.Stream<Uint8Array, E>, path: string, at: number, options: EncodeOptions, what: string) =>
   Effect.scoped(Effect.gen(function*() {
-    const child = yield* spawnChild(ffmpeg, args, options.childLimits)
+    const child = yield* spawnChild(ffmpeg, args, options.childLimits, { stdoutChunkBytes: ENCODED_CHUNK_BYTES })
     const feeder = yield* Effect.fork(feed(child.stdin, samples, options.onWritten))
     const file = yield* Effect.acquireRelease(Effect.promise(() => open(path, at === 0 ? "w" : "r+", 0o600)), (f) => Effect.promise(() => f.close()))
     let written = 0
@@ -226,7 +229,9 @@ export const encodeOutput = <E>(samples: Stream.Stream<Uint8Array, E>, channels:
       closeStep()
       return fileStream(path)
     }
-    const encoder = yield* spawnChild(ffmpeg, [...QUIET, ...input.args, ...codecArgs(format, options.mp3BitrateKbps), "pipe:1"], options.childLimits)
+    const encoder = yield* spawnChild(ffmpeg, [...QUIET, ...input.args, ...codecArgs(format, options.mp3BitrateKbps), "pipe:1"], options.childLimits, {
+      stdoutChunkBytes: ENCODED_CHUNK_BYTES
+    })
     const feeder = yield* Effect.forkScoped(feed(encoder.stdin, input.samples, options.onWritten))
     // The output ends once the encoder has written everything and its input side ended well.
     return Stream.merge(encoder.stdout, Stream.drain(Stream.fromEffect(Fiber.join(feeder)))).pipe(
