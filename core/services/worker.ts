@@ -63,8 +63,11 @@ export interface StoredOutput {
 
 /** processing → succeeded and the capture of exactly the hold, in one transaction. */
 export const succeedJob = (jobId: string, owner: string, output: StoredOutput) =>
-  transactionally(Effect.gen(function*() {
-    const job = yield* lockJob(jobId)
+  transactionally(Effect.flatMap(lockJob(jobId), (job) => succeedLocked(job, owner, output))).pipe(Effect.tap(countSucceeded))
+
+/** The success of a job locked in the current transaction: capture, save, event. */
+const succeedLocked = (job: JobRecord, owner: string, output: StoredOutput) =>
+  Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     // refuse before charging: only the lease holder may finish the job
     if (job.status !== "processing" || job.leaseOwner !== owner) {
@@ -80,12 +83,13 @@ export const succeedJob = (jobId: string, owner: string, output: StoredOutput) =
     yield* save(succeeded)
     yield* emitJobEvent(succeeded)
     return succeeded
-  })).pipe(Effect.tap((succeeded) =>
-    Effect.zipRight(
-      Metrics.count(Metrics.jobsFinished, { state: "succeeded", model: succeeded.model }),
-      Metrics.count(Metrics.creditCapturedMicros, {}, succeeded.chargedMicros ?? 0)
-    )
-  ))
+  })
+
+const countSucceeded = (succeeded: JobRecord) =>
+  Effect.zipRight(
+    Metrics.count(Metrics.jobsFinished, { state: "succeeded", model: succeeded.model }),
+    Metrics.count(Metrics.creditCapturedMicros, {}, succeeded.chargedMicros ?? 0)
+  )
 
 const outputRecord = (output: StoredOutput) =>
   new JobOutputRecord({ ...output, deletedAt: null })
@@ -145,20 +149,23 @@ export const recoverLapsedLeases = (limit = 100) =>
     return recovered
   })
 
-/** Test mode: every job returns the shipped sample at once, in the format it asked for, free of charge. */
+/**
+ * Test mode: every job returns the shipped sample at once, in the format it asked for, free of
+ * charge. Claim and success are one transaction (nothing runs between them), so the job is
+ * never seen processing.
+ */
 export const finishTestJob = (jobId: string) =>
   Effect.gen(function*() {
     const sample = yield* TestSample
     const limits = yield* LimitsConfig
     const owner = `test-mode:${jobId}`
-    const claimed = yield* transactionally(Effect.gen(function*() {
+    const finished = yield* transactionally(Effect.gen(function*() {
       const job = yield* lockJob(jobId)
       if (job.mode !== "test" || job.status !== "queued") return Option.none<JobRecord>()
       const now = yield* Clock.currentTimeMillis
       const processing = yield* JobRules.claim(job, now, owner, limits.jobLeaseMs)
-      yield* save(processing)
-      return Option.some(processing)
+      return Option.some(yield* succeedLocked(processing, owner, sample[processing.options.format]))
     }))
-    if (Option.isNone(claimed)) return claimed
-    return Option.some(yield* succeedJob(jobId, owner, sample[claimed.value.options.format]))
+    if (Option.isSome(finished)) yield* countSucceeded(finished.value)
+    return finished
   })
