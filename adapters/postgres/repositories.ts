@@ -204,10 +204,13 @@ const JOB_INSERT = `INSERT INTO jobs (${JOB_COLUMNS.replace(/\s+/g, " ")}) VALUE
 const JOB_UPDATE = `UPDATE jobs SET ${
   columnList(JOB_COLUMNS).slice(1).map((c, i) => `${c} = $${i + 2}`).join(", ")
 } WHERE id = $1 RETURNING 1`
+const JOB_UPDATE_IF_STATUS = JOB_UPDATE.replace("WHERE id = $1", `WHERE id = $1 AND status = $${columnList(JOB_COLUMNS).length + 1}`)
 
 export const PostgresJobRepo = Layer.effect(JobRepo, Effect.map(makeSql, (q) => ({
   insert: (job) => Effect.asVoid(q.rows("JobRepo.insert", JOB_INSERT, jobParams(job))),
   update: (job) => q.one("JobRepo.update", JOB_UPDATE, jobParams(job), `no job '${job.id}' to update`),
+  updateIfStatus: (job, expected) =>
+    Effect.map(q.rows("JobRepo.updateIfStatus", JOB_UPDATE_IF_STATUS, [...jobParams(job), expected]), (rs) => rs.length === 1),
   get: (id) => q.first("JobRepo.get", `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`, [id], toJob),
   lockById: (id) => q.first("JobRepo.lockById", `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 FOR UPDATE`, [id], toJob),
   list: (query) => {
