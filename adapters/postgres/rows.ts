@@ -7,7 +7,7 @@
  * integer, and the pass cost a poll ~6 % of its CPU (README, bench:api).
  */
 import {
-  FileErrorRecord, FileRecord, HoldDraw, HoldRecord, IdempotencyRecord, JobErrorRecord,
+  AccountRecord, FileErrorRecord, FileRecord, HoldDraw, HoldRecord, IdempotencyRecord, JobErrorRecord,
   JobOutputRecord, JobPricing, JobRecord, KeyRecord, LedgerEntryRecord, LotRecord, MultipartState
 } from "../../core/domain/records.js"
 import { JobOptionsRecord } from "../../core/domain/denoise-options.js"
@@ -43,8 +43,19 @@ const json = (value: unknown): unknown => (typeof value === "string" ? JSON.pars
 
 // ─────────────────────────────────────────────────────────────── accounts
 
-/** Decoded with SqlSchema in repositories.ts (AccountRow). */
 export const ACCOUNT_COLUMNS = `id, name, status, has_purchased, terms_version, training_opt_in, created_at`
+
+/** An account's row; `prefix` names its columns in a join (`a_id`, …). */
+export const toAccount = (r: Row, prefix = "") =>
+  new AccountRecord({
+    id: str(r[`${prefix}id`]),
+    name: str(r[`${prefix}name`]),
+    status: r[`${prefix}status`] as AccountRecord["status"],
+    hasPurchased: bool(r[`${prefix}has_purchased`]),
+    termsVersion: str(r[`${prefix}terms_version`]),
+    trainingOptIn: bool(r[`${prefix}training_opt_in`]),
+    createdAt: int(r[`${prefix}created_at`], "created_at")
+  }, FROM_DATABASE)
 
 // ─────────────────────────────────────────────────────────────── keys
 
