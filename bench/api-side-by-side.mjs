@@ -4,7 +4,7 @@
 // The harness's own table compares each side with its floor in a separate run, and those ratios
 // move ~10 % between runs: too coarse for a 10 % budget. Used by bench/api.mjs (OBSERVABILITY=both|all).
 import { execFile } from "node:child_process"
-import { writeFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { promisify } from "node:util"
 
@@ -14,6 +14,16 @@ const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b)
   const m = s.length >> 1
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
+const cpuSeconds = (pid) => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")
+    return (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return NaN
+  }
 }
 
 /** A JS value as a Lua literal (perf.lua's spec file); strings are printable ASCII. */
@@ -85,7 +95,7 @@ const specOf = (caseName, data) => {
 }
 
 /**
- * `sides`: [{ name, origin }], the first the baseline (observability off). Every round runs each
+ * `sides`: [{ name, origin, pid }], the first the baseline (observability off). Every round runs each
  * side once for `seconds`, in an order that rotates from round to round; each side's rate is
  * divided by the baseline's of the same round, and the table shows the median of those ratios.
  */
@@ -101,7 +111,7 @@ export const sideBySide = async ({ sides, cli, work, perfLua, cases, rounds, sec
       env: { ...process.env, PERF_SPEC: file, PERF_RUN: `side${Date.now().toString(36)}${specs}` }
     })
     const r = JSON.parse(stdout.split("\n").find((l) => l.startsWith("PERF ")).slice(5))
-    return { okRate: r.ok / (r.duration_us / 1e6), r429: r.r429 / Math.max(1, r.requests), other: (r.other + r.socket_errors) / Math.max(1, r.requests) }
+    return { okRate: r.ok / (r.duration_us / 1e6), requests: r.requests, r429: r.r429 / Math.max(1, r.requests), other: (r.other + r.socket_errors) / Math.max(1, r.requests) }
   }
   const results = {}
   for (const caseName of cases) {
@@ -110,13 +120,18 @@ export const sideBySide = async ({ sides, cli, work, perfLua, cases, rounds, sec
     const perSide = sides.map(() => [])
     for (let round = 0; round < rounds; round++) {
       const order = sides.map((_, i) => (i + round) % sides.length)
-      for (const i of order) perSide[i].push(await wrk(sides[i].origin, spec, seconds))
+      for (const i of order) {
+        const before = cpuSeconds(sides[i].pid)
+        const r = await wrk(sides[i].origin, spec, seconds)
+        perSide[i][round] = { ...r, cpuMicros: (1e6 * (cpuSeconds(sides[i].pid) - before)) / Math.max(1, r.requests) }
+      }
       console.log(`${caseName} round ${round + 1}: ${sides.map((s, i) => `${s.name} ${perSide[i][round].okRate.toFixed(0)}/s`).join(", ")}`)
     }
     results[caseName] = sides.map((side, i) => ({
       name: side.name,
       okRate: median(perSide[i].map((r) => r.okRate)),
       ratio: median(perSide[i].map((r, n) => r.okRate / perSide[0][n].okRate)),
+      cpuMicros: median(perSide[i].map((r) => r.cpuMicros)),
       r429: Math.max(...perSide[i].map((r) => r.r429)),
       other: Math.max(...perSide[i].map((r) => r.other))
     }))
@@ -127,10 +142,12 @@ export const sideBySide = async ({ sides, cli, work, perfLua, cases, rounds, sec
 export const printSideBySide = (results) => {
   const names = Object.values(results)[0].map((s) => s.name)
   console.log(`\nobservability side by side (servers at once, alternating rounds; median of each round's ratio to ${names[0]}):`)
-  console.log(`| case | ${names.map((n, i) => (i === 0 ? `${n} ok/s` : `${n} ok/s | ${n} ÷ ${names[0]}`)).join(" | ")} |`)
-  console.log(`|---|${names.map((_, i) => (i === 0 ? "---|" : "---|---|")).join("")}`)
+  console.log("(CPU µs/request: the server process's CPU time over the requests wrk sent it, median of the rounds)")
+  console.log(`| case | ${names.map((n, i) => (i === 0 ? `${n} ok/s | ${n} CPU µs/req` : `${n} ok/s | ${n} CPU µs/req | ${n} ÷ ${names[0]}`)).join(" | ")} |`)
+  console.log(`|---|${names.map((_, i) => (i === 0 ? "---|---|" : "---|---|---|")).join("")}`)
   for (const [caseName, sides] of Object.entries(results)) {
-    console.log(`| ${caseName} | ${sides.map((s, i) => (i === 0 ? s.okRate.toFixed(0) : `${s.okRate.toFixed(0)} | ${s.ratio.toFixed(2)}`)).join(" | ")} |`)
+    const cells = sides.map((s, i) => `${s.okRate.toFixed(0)} | ${s.cpuMicros.toFixed(0)}${i === 0 ? "" : ` | ${s.ratio.toFixed(2)}`}`)
+    console.log(`| ${caseName} | ${cells.join(" | ")} |`)
     for (const s of sides) {
       if (s.r429 > 0.01 || s.other > 0) console.log(`# ${caseName}, ${s.name}: up to ${(100 * s.r429).toFixed(1)}% 429 and ${(100 * s.other).toFixed(1)}% other errors in a round`)
     }

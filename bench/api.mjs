@@ -157,7 +157,7 @@ const compareSideBySide = async () => {
   for (const [i, mode] of modes.entries()) started.push(await startHush(mode, port + i))
   try {
     const results = await sideBySide({
-      sides: started.map((s) => ({ name: s.mode, origin: `http://127.0.0.1:${s.port}` })),
+      sides: started.map((s) => ({ name: s.mode, origin: `http://127.0.0.1:${s.port}`, pid: s.child.pid })),
       cli: cliOf(started[0]),
       work,
       perfLua: join(harness, "perf.lua"),
