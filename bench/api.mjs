@@ -9,18 +9,22 @@
 //   OBSERVABILITY    off (default: no METRICS_TOKEN, no OTLP endpoint), on (both set: a local OTLP
 //                    receiver takes the spans and /metrics is scraped every 5 s, as Prometheus
 //                    would), sampled (on, keeping 10 % of new traces: parentbased_traceidratio, or
-//                    OTEL_TRACES_SAMPLER_ARG's ratio), both (off then on) or all (off, on, sampled):
-//                    one harness run each and a table comparing them. On, OTEL_TRACES_SAMPLER(_ARG),
-//                    when set, go to the server as they are.
+//                    OTEL_TRACES_SAMPLER_ARG's ratio), both (off and on) or all (off, on, sampled):
+//                    the harness against off, then every mode's server at once on one database,
+//                    driven in alternating rounds (bench/api-side-by-side.mjs: SIDE_ROUNDS, default
+//                    8, of SECONDS each) and a table of each mode's rate ÷ off's. On,
+//                    OTEL_TRACES_SAMPLER(_ARG), when set, go to the server as they are.
+//   HARNESS          off: skip the harness run (with both or all, the side-by-side comparison alone)
 // Anything else (ROUNDS, SECONDS, CASES, JSON_OUT, …) goes to the harness as it is.
 import { execFileSync, spawn } from "node:child_process"
 import { createServer } from "node:http"
 import { randomBytes } from "node:crypto"
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { loadavg, tmpdir } from "node:os"
+import { availableParallelism, loadavg, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
+import { printSideBySide, sideBySide } from "./api-side-by-side.mjs"
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 const server = (process.env.BENCH_POSTGRES ?? "postgres://postgres@127.0.0.1:5432").replace(/\/+$/, "")
@@ -62,93 +66,118 @@ const startOtlpSink = async () => {
   return { url: `http://127.0.0.1:${server.address().port}`, spans: () => spans, close: () => new Promise((r) => server.close(r)) }
 }
 
-let hush
-let otlp
-let scraper
-const stopHush = async () => {
+/** Hush servers this run started: { child, otlp, scraper } */
+const servers = []
+const stopServer = async ({ child, otlp, scraper }) => {
   clearInterval(scraper)
-  if (hush !== undefined && hush.exitCode === null) {
-    hush.kill("SIGTERM")
-    await new Promise((r) => (hush.exitCode !== null ? r() : hush.once("exit", r)))
+  if (child.exitCode === null) {
+    child.kill("SIGTERM")
+    await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)))
   }
   await otlp?.close()
-  otlp = undefined
+}
+const stopServers = async () => {
+  await Promise.all(servers.splice(0).map(stopServer))
 }
 const cleanup = async () => {
-  await stopHush()
+  await stopServers()
   await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
   await admin.end()
   rmSync(work, { recursive: true, force: true })
 }
 process.once("SIGINT", () => void cleanup().then(() => process.exit(130)))
 
-/** One harness run against a fresh Hush with observability `mode`; the harness's JSON results. */
-const measure = async (mode) => {
+/** A fresh database: the previous run's accounts and keys are gone. */
+const freshDatabase = async () => {
+  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+  await admin.query(`CREATE DATABASE ${database}`)
+}
+
+/** Starts Hush with observability `mode` on `port` and waits for its health answer. */
+const startHush = async (mode, port) => {
   const dataDir = join(work, `data-${mode}`)
   const env = { ...process.env, PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }
   delete env.METRICS_TOKEN
   delete env.OTEL_EXPORTER_OTLP_ENDPOINT
   const metricsToken = randomBytes(18).toString("base64url")
+  const server = { mode, port, env, otlp: undefined, scraper: undefined, scrapes: 0 }
   if (mode !== "off") {
-    otlp = await startOtlpSink()
-    Object.assign(env, { METRICS_TOKEN: metricsToken, OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url })
+    server.otlp = await startOtlpSink()
+    Object.assign(env, { METRICS_TOKEN: metricsToken, OTEL_EXPORTER_OTLP_ENDPOINT: server.otlp.url })
   }
   if (mode === "sampled") Object.assign(env, { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: env.OTEL_TRACES_SAMPLER_ARG ?? "0.1" })
-  // a fresh schema each run: the previous run's accounts and keys are gone
-  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-  await admin.query(`CREATE DATABASE ${database}`)
-  hush = spawn(process.execPath, ["--enable-source-maps", join(root, "dist/app/api.mjs")], { env, stdio: ["ignore", "ignore", "inherit"] })
+  server.child = spawn(process.execPath, ["--enable-source-maps", join(root, "dist/app/api.mjs")], { env, stdio: ["ignore", "ignore", "inherit"] })
+  servers.push(server)
+  for (let waited = 0; ; waited += 200) {
+    if (server.child.exitCode !== null) throw new Error(`Hush (${mode}) exited (${server.child.exitCode}) before answering`)
+    if (await fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.ok, () => false)) break
+    if (waited > 60_000) throw new Error(`Hush (${mode}) did not answer /v1/health within 60 s`)
+    await sleep(200)
+  }
+  if (mode !== "off") {
+    // as Prometheus would
+    server.scraper = setInterval(() => {
+      fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })
+        .then((r) => r.text().then(() => r.ok && server.scrapes++), () => undefined)
+    }, 5_000)
+  }
+  console.log(`Hush on PostgreSQL (${database}) at port ${port}, worker ${env.HUSH_WORKER === "off" ? "off" : "on"}, observability ${mode}` +
+    `${mode !== "off" ? ` (sampler ${env.OTEL_TRACES_SAMPLER ?? "parentbased_always_on"}${env.OTEL_TRACES_SAMPLER_ARG ? ` ${env.OTEL_TRACES_SAMPLER_ARG}` : ""})` : ""}` +
+    `; load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
+  return server
+}
+
+const cliOf = (server) => `DATA_DIR='${server.env.DATA_DIR}' DATABASE_URL='${databaseUrl}' ${process.execPath} ${join(root, "dist/app/cli.mjs")}`
+
+/** One harness run against a fresh Hush with observability `mode`; the harness's JSON results. */
+const measure = async (mode) => {
+  await freshDatabase()
+  const server = await startHush(mode, port)
   try {
-    for (let waited = 0; ; waited += 200) {
-      if (hush.exitCode !== null) throw new Error(`Hush exited (${hush.exitCode}) before answering`)
-      if (await fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.ok, () => false)) break
-      if (waited > 60_000) throw new Error("Hush did not answer /v1/health within 60 s")
-      await sleep(200)
-    }
-    let scrapes = 0
-    if (mode !== "off") {
-      scraper = setInterval(() => {
-        fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })
-          .then((r) => r.text().then(() => r.ok && scrapes++), () => undefined)
-      }, 5_000)
-    }
-    console.log(`Hush on PostgreSQL (${database}), worker ${env.HUSH_WORKER === "off" ? "off" : "on"}, observability ${mode}` +
-      `${mode !== "off" ? ` (sampler ${env.OTEL_TRACES_SAMPLER ?? "parentbased_always_on"}${env.OTEL_TRACES_SAMPLER_ARG ? ` ${env.OTEL_TRACES_SAMPLER_ARG}` : ""})` : ""}` +
-      `; load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
-    const cli = `DATA_DIR='${dataDir}' DATABASE_URL='${databaseUrl}' ${process.execPath} ${join(root, "dist/app/cli.mjs")}`
     const jsonOut = join(work, `results-${mode}.json`)
     const run = spawn(process.execPath, [join(harness, "load.mjs")], {
-      env: { ...env, BASE_URL: `http://127.0.0.1:${port}`, ADMIN_CMD: cli, PROJECT_DIR: root, FLOOR_DATABASE_URL: databaseUrl, JSON_OUT: process.env.JSON_OUT ?? jsonOut },
+      env: { ...server.env, BASE_URL: `http://127.0.0.1:${port}`, ADMIN_CMD: cliOf(server), PROJECT_DIR: root, FLOOR_DATABASE_URL: databaseUrl, JSON_OUT: process.env.JSON_OUT ?? jsonOut },
       stdio: "inherit"
     })
     const code = await new Promise((r) => run.once("exit", (c) => r(c ?? 1)))
     if (code !== 0) throw new Error(`the harness exited ${code}`)
-    if (mode !== "off") console.log(`observability ${mode}: ${otlp.spans()} spans received by OTLP, /metrics scraped ${scrapes} times`)
+    if (mode !== "off") console.log(`observability ${mode}: ${server.otlp.spans()} spans received by OTLP, /metrics scraped ${server.scrapes} times`)
     console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
     return JSON.parse(readFileSync(process.env.JSON_OUT ?? jsonOut, "utf8")).results
   } finally {
-    await stopHush()
+    await stopServers()
+  }
+}
+
+/** Every mode's server at once on one database, compared in alternating rounds (api-side-by-side.mjs). */
+const compareSideBySide = async () => {
+  await freshDatabase()
+  // one after another: the first one's migrations make the schema the others find
+  const started = []
+  for (const [i, mode] of modes.entries()) started.push(await startHush(mode, port + i))
+  try {
+    const results = await sideBySide({
+      sides: started.map((s) => ({ name: s.mode, origin: `http://127.0.0.1:${s.port}`, pid: s.child.pid })),
+      cli: cliOf(started[0]),
+      work,
+      perfLua: join(harness, "perf.lua"),
+      cases: (process.env.CASES ?? "health,poll,create").split(","),
+      rounds: Number(process.env.SIDE_ROUNDS ?? 8),
+      seconds: Number(process.env.SECONDS ?? 3),
+      connections: Number(process.env.CONNECTIONS ?? 2 * availableParallelism())
+    })
+    for (const s of started.filter((s) => s.mode !== "off")) console.log(`observability ${s.mode}: ${s.otlp.spans()} spans received by OTLP, /metrics scraped ${s.scrapes} times`)
+    console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
+    printSideBySide(results)
+  } finally {
+    await stopServers()
   }
 }
 
 let code = 1
 try {
-  const results = {}
-  for (const mode of modes) results[mode] = await measure(mode)
-  if (modes.length > 1) {
-    const shown = modes.filter((m) => m !== "off")
-    console.log("\nobservability off against on (each a ratio to the floor of its own run):")
-    console.log(`| case | Hush ok/s off | ratio off | ${shown.map((m) => `Hush ok/s ${m} | ratio ${m} | ${m} ÷ off`).join(" | ")} |`)
-    console.log(`|---|---|---|${shown.map(() => "---|---|---|").join("")}`)
-    for (const c of Object.keys(results.off)) {
-      const off = results.off[c]
-      const cells = shown.map((m) => {
-        const r = results[m][c]
-        return r === undefined ? "n/a | n/a | n/a" : `${r.sides[1].okRate.toFixed(0)} | ${r.ratio.toFixed(3)} | ${(r.ratio / off.ratio).toFixed(2)}`
-      })
-      console.log(`| ${c} | ${off.sides[1].okRate.toFixed(0)} | ${off.ratio.toFixed(3)} | ${cells.join(" | ")} |`)
-    }
-  }
+  if (process.env.HARNESS !== "off") await measure(modes[0])
+  if (modes.length > 1) await compareSideBySide()
   code = 0
 } catch (error) {
   console.error(String(error))

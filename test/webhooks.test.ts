@@ -22,7 +22,7 @@ import { createAccountWithKeys } from "../core/services/accounts.js"
 import { authenticate } from "../core/services/caller.js"
 import { claimDueDeliveries, deliver, deliverDue } from "../core/services/webhook-delivery.js"
 import { cancelJob, createDenoiseJob } from "../core/services/jobs.js"
-import { claimNext, failJob, recoverLapsedLeases } from "../core/services/worker.js"
+import { claimNext, failJob, finishCreatedTestJob, recoverLapsedLeases } from "../core/services/worker.js"
 import { createEndpoint, emitEvent } from "../core/services/webhooks.js"
 import { transactionally } from "../core/ports/transactor.js"
 import { makeFile } from "./contracts/fixtures.js"
@@ -323,6 +323,36 @@ describe("events are written with their state change (outbox)", () => {
       ])
       // the wire shape: no detail of what went wrong, the fixed message only
       expect(JSON.stringify(bodies)).not.toContain("the model crashed")
+    }).pipe(Effect.provide(environment)))
+
+  it.effect("a created test job finishes with its job.succeeded event when an endpoint subscribes, in one UPDATE when none does, never after a cancel", () =>
+    Effect.gen(function*() {
+      const { caller, endpoint } = yield* withEndpoint("http://127.0.0.1:9/unused", ["job.succeeded"])
+      const repo = yield* WebhookRepo
+      const jobs = yield* JobRepo
+      const file = makeFile({ accountId: caller.accountId, mode: "test", status: "ready", durationSeconds: 3, readyAt: Date.now() })
+      yield* Effect.flatMap(FileRepo, (files) => files.insert(file))
+      const subscribed = yield* createDenoiseJob(caller, { file: file.id, model: null })
+      expect(Option.getOrThrow(yield* finishCreatedTestJob(subscribed))).toMatchObject({ status: "succeeded", chargedMicros: 0 })
+      const [delivery] = yield* repo.listDeliveries({ endpointId: endpoint.id, limit: 10 })
+      expect(JSON.parse(delivery!.body)).toMatchObject({ type: "job.succeeded", data: { id: subscribed.id, status: "succeeded" } })
+
+      // nobody subscribes: the job is finished all the same, and no event is written
+      const stored = Option.getOrThrow(yield* repo.getEndpoint(endpoint.id))
+      yield* repo.updateEndpoint(new WebhookEndpointRecord({ ...stored, events: ["job.canceled"] }))
+      const quiet = yield* createDenoiseJob(caller, { file: file.id, model: null })
+      const done = Option.getOrThrow(yield* finishCreatedTestJob(quiet))
+      expect(Option.getOrThrow(yield* jobs.get(quiet.id))).toEqual(done)
+      expect(done.output).toMatchObject({ format: "mp3" })
+      expect(yield* repo.listDeliveries({ endpointId: endpoint.id, limit: 10 })).toHaveLength(1)
+      // a second finish, from the same stale record, writes nothing
+      expect(Option.isNone(yield* finishCreatedTestJob(quiet))).toBe(true)
+
+      // canceled first: the cancel stands
+      const canceled = yield* createDenoiseJob(caller, { file: file.id, model: null })
+      yield* cancelJob(caller, canceled.id)
+      expect(Option.isNone(yield* finishCreatedTestJob(canceled))).toBe(true)
+      expect(Option.getOrThrow(yield* jobs.get(canceled.id)).status).toBe("canceled")
     }).pipe(Effect.provide(environment)))
 
   it.effect("a cancel emits job.canceled; a failed transaction emits nothing", () =>

@@ -75,6 +75,11 @@ const matches = (query: JobListQuery) => (job: JobRecord) =>
 export const MemoryJobRepo = Layer.effect(JobRepo, Effect.map(MemoryDb, (db) => ({
   insert: (job) => db.modify(put("jobs", job.id, job)),
   update: (job) => db.modify(put("jobs", job.id, job)),
+  updateIfStatus: (job, expected) =>
+    db.modify((s) => {
+      const stored = HashMap.get(s.jobs, job.id)
+      return Option.isSome(stored) && stored.value.status === expected ? [true, put("jobs", job.id, job)(s)[1]] : [false, s]
+    }),
   get: (id) => db.read((s) => HashMap.get(s.jobs, id)),
   // the store's single lock already makes the holder of a transaction the only writer
   lockById: (id) => db.read((s) => HashMap.get(s.jobs, id)),

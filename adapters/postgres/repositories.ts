@@ -10,9 +10,8 @@
  * (a savepoint inside a transaction) and refuses a change to a resolved hold, an entry out of
  * sequence or an overdraft, both here and in the database (see migrations/0001_initial.ts).
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Layer, Option, Schema } from "effect"
-import { AccountStatus } from "../../core/domain/enums.js"
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Option } from "effect"
 import { VALIDATION_WINDOW_MS } from "../../core/domain/limits.js"
 import { AccountRecord, type HoldRecord, type KeyRecord, type LotRecord } from "../../core/domain/records.js"
 import {
@@ -23,11 +22,11 @@ import { PostgresUsageRepo } from "./usage.js"
 import { PostgresUserRepositories } from "./users.js"
 import { PostgresPaymentRepositories } from "./payments.js"
 import { PostgresWebhookRepo } from "./webhooks.js"
-import { PgInt, run } from "./columns.js"
+import { run } from "./columns.js"
 import { orFault, refuse } from "./errors.js"
 import {
   ACCOUNT_COLUMNS, drawsJson, ENTRY_COLUMNS, FILE_COLUMNS, fileParams, HOLD_COLUMNS, IDEMPOTENCY_COLUMNS, int,
-  intOrNull, JOB_COLUMNS, jobParams, KEY_COLUMNS, LOT_COLUMNS, type Row, toEntry, toFile, toHold,
+  intOrNull, JOB_COLUMNS, jobParams, KEY_COLUMNS, LOT_COLUMNS, type Row, toAccount, toEntry, toFile, toHold,
   toIdempotency, toJob, toKey, toLot
 } from "./rows.js"
 
@@ -57,37 +56,14 @@ const makeSql = Effect.map(SqlClient.SqlClient, (sql) => {
 
 // ──────────────────────────────────────────────────────────────── accounts
 
-const AccountRow = Schema.transform(
-  Schema.Struct({
-    id: Schema.String,
-    name: Schema.String,
-    status: AccountStatus,
-    has_purchased: Schema.Boolean,
-    terms_version: Schema.String,
-    training_opt_in: Schema.Boolean,
-    created_at: PgInt
-  }),
-  Schema.typeSchema(AccountRecord),
-  {
-    strict: true,
-    decode: (r) => new AccountRecord({
-      id: r.id, name: r.name, status: r.status, hasPurchased: r.has_purchased, termsVersion: r.terms_version,
-      trainingOptIn: r.training_opt_in, createdAt: r.created_at
-    }),
-    encode: (a) => ({
-      id: a.id, name: a.name, status: a.status, has_purchased: a.hasPurchased, terms_version: a.termsVersion,
-      training_opt_in: a.trainingOptIn, created_at: a.createdAt
-    })
-  }
-)
+/** The record's columns, for INSERT and UPDATE. */
+const accountRow = (a: AccountRecord) => ({
+  id: a.id, name: a.name, status: a.status, has_purchased: a.hasPurchased, terms_version: a.termsVersion,
+  training_opt_in: a.trainingOptIn, created_at: a.createdAt
+})
 
 export const PostgresAccountRepo = Layer.effect(AccountRepo, Effect.map(SqlClient.SqlClient, (sql) => {
-  const row = (account: AccountRecord) => Schema.encodeSync(AccountRow)(account)
-  const get = SqlSchema.findOne({
-    Request: Schema.String,
-    Result: AccountRow,
-    execute: (id) => sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM accounts WHERE id = ${id}`
-  })
+  const row = accountRow
   return {
     insert: (account) => sql`INSERT INTO accounts ${sql.insert(row(account))}`.pipe(Effect.asVoid, run("AccountRepo.insert")),
     update: (account) =>
@@ -95,7 +71,11 @@ export const PostgresAccountRepo = Layer.effect(AccountRepo, Effect.map(SqlClien
         Effect.flatMap((rows) => (rows.length === 1 ? Effect.void : refuse("AccountRepo.update", `no account '${account.id}' to update`))),
         run("AccountRepo.update")
       ),
-    get: (id) => get(id).pipe(run("AccountRepo.get"))
+    get: (id) =>
+      sql.unsafe<Row>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1`, [id]).withoutTransform.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (r) => toAccount(r))),
+        run("AccountRepo.get")
+      )
   }
 }))
 
@@ -106,7 +86,6 @@ const KEY_UPDATE = `UPDATE api_keys SET account_id = $2, name = $3, mode = $4, h
   last_four = $7, scopes = $8::jsonb, created_at = $9, last_used_at = $10, revoked_at = $11 WHERE id = $1 RETURNING 1`
 
 const ACCOUNT_FIELDS = ACCOUNT_COLUMNS.split(",").map((c) => c.trim())
-const decodeAccountRow = Schema.decodeUnknownSync(AccountRow)
 const KEY_WITH_ACCOUNT = `SELECT ${KEY_COLUMNS.split(",").map((c) => `k.${c.trim()}`).join(", ")}, ${
   ACCOUNT_FIELDS.map((c) => `a.${c} AS a_${c}`).join(", ")
 } FROM api_keys k LEFT JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1`
@@ -127,7 +106,7 @@ export const PostgresKeyRepo = Layer.effect(KeyRepo, Effect.map(makeSql, (q) => 
         key: toKey(r),
         account: r.a_id === null || r.a_id === undefined
           ? Option.none()
-          : Option.some(decodeAccountRow(Object.fromEntries(ACCOUNT_FIELDS.map((c) => [c, r[`a_${c}`]]))))
+          : Option.some(toAccount(r, "a_"))
       })),
     listByAccount: (accountId) =>
       q.many(
@@ -204,10 +183,13 @@ const JOB_INSERT = `INSERT INTO jobs (${JOB_COLUMNS.replace(/\s+/g, " ")}) VALUE
 const JOB_UPDATE = `UPDATE jobs SET ${
   columnList(JOB_COLUMNS).slice(1).map((c, i) => `${c} = $${i + 2}`).join(", ")
 } WHERE id = $1 RETURNING 1`
+const JOB_UPDATE_IF_STATUS = JOB_UPDATE.replace("WHERE id = $1", `WHERE id = $1 AND status = $${columnList(JOB_COLUMNS).length + 1}`)
 
 export const PostgresJobRepo = Layer.effect(JobRepo, Effect.map(makeSql, (q) => ({
   insert: (job) => Effect.asVoid(q.rows("JobRepo.insert", JOB_INSERT, jobParams(job))),
   update: (job) => q.one("JobRepo.update", JOB_UPDATE, jobParams(job), `no job '${job.id}' to update`),
+  updateIfStatus: (job, expected) =>
+    Effect.map(q.rows("JobRepo.updateIfStatus", JOB_UPDATE_IF_STATUS, [...jobParams(job), expected]), (rs) => rs.length === 1),
   get: (id) => q.first("JobRepo.get", `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`, [id], toJob),
   lockById: (id) => q.first("JobRepo.lockById", `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 FOR UPDATE`, [id], toJob),
   list: (query) => {

@@ -5,13 +5,14 @@
  */
 import { Context, Duration, Effect, FiberSet, Layer, Option, Schedule } from "effect"
 import { validateFile } from "../../core/services/files.js"
-import { finishTestJob } from "../../core/services/worker.js"
+import { finishCreatedTestJob } from "../../core/services/worker.js"
 import type { AudioProbe } from "../../core/ports/audio.js"
 import type { BlobStore } from "../../core/ports/blob-store.js"
 import type { FileRepo, JobRepo, WalletRepo } from "../../core/ports/repositories.js"
 import type { Transactor } from "../../core/ports/transactor.js"
 import type { IdGenerator } from "../../core/ports/ids.js"
 import type { LimitsConfig } from "../../core/domain/limits.js"
+import type { JobRecord } from "../../core/domain/records.js"
 import type { TestSample } from "../../core/domain/deployment.js"
 import { LifecycleRepo } from "../../core/ports/lifecycle.js"
 import type { WebhookRepo } from "../../core/ports/webhooks.js"
@@ -20,7 +21,8 @@ import { makeFairShare } from "./fair-share.js"
 export class Background extends Context.Tag("hush/api/Background")<Background, {
   /** Schedules the validation of a completed upload; its account shares the decoders fairly with the others. */
   readonly validate: (file: { readonly id: string; readonly accountId: string }) => Effect.Effect<void>
-  readonly finishTestJob: (jobId: string) => Effect.Effect<void>
+  /** Finishes a test job the request just created (worker.ts, finishCreatedTestJob). */
+  readonly finishTestJob: (job: JobRecord) => Effect.Effect<void>
 }>() {}
 
 /** At most this many interrupted validations are resumed at start; the rest wait for a later start. */
@@ -54,6 +56,6 @@ export const BackgroundLive = Layer.scoped(Background, Effect.gen(function*() {
   yield* Effect.forEach(stalled, validate, { discard: true })
   return {
     validate,
-    finishTestJob: (jobId) => run(`test-mode job ${jobId}`, finishTestJob(jobId).pipe(Effect.map(Option.isSome)))
+    finishTestJob: (job) => run(`test-mode job ${job.id}`, finishCreatedTestJob(job).pipe(Effect.map(Option.isSome)))
   }
 }))

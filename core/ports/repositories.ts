@@ -59,6 +59,11 @@ export class JobRepo extends Context.Tag("hush/JobRepo")<JobRepo, {
   readonly insert: (job: JobRecord) => Effect.Effect<void>
   readonly get: (id: string) => Effect.Effect<Option.Option<JobRecord>>
   readonly update: (job: JobRecord) => Effect.Effect<void>
+  /**
+   * Saves the job only while its stored status is still `expected`, in one statement (no lock
+   * held between a read and the write); false, and nothing written, when it has moved on.
+   */
+  readonly updateIfStatus: (job: JobRecord, expected: JobStatus) => Effect.Effect<boolean>
   /** Newest first: createdAt descending, then id descending. */
   readonly list: (query: JobListQuery) => Effect.Effect<ReadonlyArray<JobRecord>>
   /** Jobs `queued` or `processing` that use the file. */

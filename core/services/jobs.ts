@@ -128,8 +128,8 @@ export const createDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
         walletStep(caller.accountId, (w, at, mint) => Wallet.hold(w, { jobId: job.id, amountMicros: price.costMicros }, at, mint)),
         insert
       ))
-    // committed: this process's worker may claim it now
-    yield* notifyJobQueued
+    // committed: this process's worker may claim it now (it runs live jobs only; a test job is finished apart)
+    if (job.mode === "live") yield* notifyJobQueued
     yield* Metrics.count(Metrics.jobsCreated, { model: job.model, mode: job.mode })
     if (caller.mode === "live" && price.costMicros > 0) yield* Metrics.count(Metrics.creditHeldMicros, {}, price.costMicros)
     return job

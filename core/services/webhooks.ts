@@ -142,7 +142,7 @@ export const listDeliveries = (
 export const emitEvent = (event: { readonly accountId: string; readonly mode: Mode; readonly type: WebhookEventType; readonly data: unknown }) =>
   Effect.gen(function*() {
     const repo = yield* WebhookRepo
-    const endpoints = (yield* repo.listEndpoints(event.accountId, event.mode)).filter((e) => subscribes(e, event.type))
+    const endpoints = yield* subscribersOf(event.accountId, event.mode, event.type)
     if (endpoints.length === 0) return
     const ids = yield* IdGenerator
     const now = yield* Clock.currentTimeMillis
@@ -167,6 +167,10 @@ export const emitEvent = (event: { readonly accountId: string; readonly mode: Mo
       })
     ))
   })
+
+/** The account's endpoints (of the mode) that an event of `type` would be written for. */
+export const subscribersOf = (accountId: string, mode: Mode, type: WebhookEventType) =>
+  Effect.map(Effect.flatMap(WebhookRepo, (repo) => repo.listEndpoints(accountId, mode)), (endpoints) => endpoints.filter((e) => subscribes(e, type)))
 
 const encodeJob = Schema.encodeSync(Job)
 const encodeFile = Schema.encodeSync(File)

@@ -408,6 +408,22 @@ export const repositoryContracts = (
         expect(expectSome(yield* jobs.get(other.id))).toEqual(other)
       }))
 
+      test("updateIfStatus writes only while the stored status is the expected one", Effect.gen(function*() {
+        const jobs = yield* JobRepo
+        const queued = makeJob({ accountId: "acct_a" })
+        yield* jobs.insert(queued)
+        const done = makeJob({ ...queued, status: "succeeded", progress: 1, output: jobOutput(), chargedMicros: 0, startedAt: T0 + 1, finishedAt: T0 + 2 })
+        expect(yield* jobs.updateIfStatus(done, "processing")).toBe(false)
+        expect(expectSome(yield* jobs.get(queued.id))).toEqual(queued)
+        expect(yield* jobs.updateIfStatus(done, "queued")).toBe(true)
+        expect(expectSome(yield* jobs.get(queued.id))).toEqual(done)
+        // moved on: a second writer expecting `queued` changes nothing
+        const canceled = makeJob({ ...queued, status: "canceled", finishedAt: T0 + 3 })
+        expect(yield* jobs.updateIfStatus(canceled, "queued")).toBe(false)
+        expect(expectSome(yield* jobs.get(queued.id))).toEqual(done)
+        expect(yield* jobs.updateIfStatus(makeJob({ accountId: "acct_a" }), "queued")).toBe(false)
+      }))
+
       /** 25 jobs of acct_a/live, 4 per createdAt, ids not in insertion or time order; plus noise. */
       const seedListing = Effect.gen(function*() {
         const jobs = yield* JobRepo

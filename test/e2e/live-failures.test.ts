@@ -151,6 +151,7 @@ describe("live jobs that end without output are never charged", () => {
           insert: (job) => guard(repo.insert(job)),
           get: (id) => guard(repo.get(id)),
           update: (job) => guard(repo.update(job)),
+          updateIfStatus: (job, expected) => guard(repo.updateIfStatus(job, expected)),
           list: (query) => guard(repo.list(query)),
           countActiveForFile: (fileId) => guard(repo.countActiveForFile(fileId)),
           lockNextQueued: (mode) => guard(repo.lockNextQueued(mode)),

@@ -20,7 +20,7 @@ export const JobsHandlers = HttpApiBuilder.group(HushApi, "jobs", (handlers) =>
           const caller = yield* CurrentCaller
           const job = yield* createDenoiseJob(caller, payload)
           // test mode: no model runs; the sample result is attached at once, off the request path
-          if (job.mode === "test") yield* background.finishTestJob(job.id)
+          if (job.mode === "test") yield* background.finishTestJob(job)
           return present(job)
         }))
       .handle("listJobs", ({ urlParams }) =>
