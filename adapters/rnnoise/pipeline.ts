@@ -1,5 +1,6 @@
 /**
- * input bytes → ffmpeg decode (48 kHz float, mono or stereo) → RNNoise (mixed with the input
+ * input bytes → ffmpeg decode (48 kHz float, mono or stereo; a plain 48 kHz WAV is read here
+ * instead, wav-input.ts) → RNNoise (mixed with the input
  * as `strength` says) → ffmpeg encode (encode.ts: format, loudness) → output bytes, as one Stream. Everything is pulled: a slow reader of the output slows the
  * encoder, the denoiser, the decoder and the input read in turn, so memory stays bounded
  * whatever the length (only the chunks in flight when a pool is used).
