@@ -48,10 +48,18 @@ const ENCODED_CHUNK_BYTES = 64 * 1024
 const LIMIT_MARGIN_DB: { readonly [format in OutputFormat]: number } = { mp3: 1.0, opus: 1.0, wav: 0.5, flac: 0.5 }
 const OVERSAMPLED_RATE = 4 * SAMPLE_RATE
 
+/**
+ * To a pipe ffmpeg flushes after every packet by default: an MP3 came out in one read per
+ * 26 ms frame (~500 for 13 s), each a stream element, a file write and a hash update in the
+ * server. Without the flushes it comes in 32 KiB pieces, the same bytes (MP3 and FLAC; the Ogg
+ * muxer cuts its pages differently without them, so Opus keeps them).
+ */
+const NO_PACKET_FLUSH = ["-flush_packets", "0"]
+
 /** The streamed formats. */
 const codecArgs = (format: "mp3" | "opus", mp3BitrateKbps: number): ReadonlyArray<string> =>
   format === "mp3"
-    ? ["-c:a", "libmp3lame", "-b:a", `${mp3BitrateKbps}k`, "-f", "mp3"]
+    ? ["-c:a", "libmp3lame", "-b:a", `${mp3BitrateKbps}k`, ...NO_PACKET_FLUSH, "-f", "mp3"]
     : ["-c:a", "libopus", "-b:a", `${OUTPUT_FORMATS.opus.bitrateKbps}k`, "-f", "ogg"]
 
 /** Formats whose header tells the length: written to a temporary file whose header is completed at the end. */
@@ -194,7 +202,7 @@ export const encodeOutput = <E>(samples: Stream.Stream<Uint8Array, E>, channels:
       const { stderr } = yield* runToFile(ffmpeg, [
         "-hide_banner", "-nostats", "-loglevel", "info", ...pcmInput(channels),
         "-af", "ebur128=peak=true:framelog=verbose",
-        "-c:a", "flac", "-sample_fmt", "s32", "-compression_level", "0", "-f", "flac", "pipe:1"
+        "-c:a", "flac", "-sample_fmt", "s32", "-compression_level", "0", ...NO_PACKET_FLUSH, "-f", "flac", "pipe:1"
       ], counted(samples, fed), spool, 0, options, "loudness measurement")
       const measured = parseIntegratedLoudness(stderr)
       if (measured === undefined) return yield* Effect.dieMessage(`ebur128 reported no integrated loudness: ${stderr.slice(-300)}`)
@@ -211,7 +219,7 @@ export const encodeOutput = <E>(samples: Stream.Stream<Uint8Array, E>, channels:
     if (format === "wav" || format === "flac") {
       const path = join(dir, `output.${format}`)
       const header = format === "wav" ? 44 : 0
-      const codec = format === "wav" ? ["-c:a", "pcm_s16le", "-f", "s16le"] : ["-c:a", "flac", "-sample_fmt", "s16", "-f", "flac"]
+      const codec = format === "wav" ? ["-c:a", "pcm_s16le", "-f", "s16le"] : ["-c:a", "flac", "-sample_fmt", "s16", ...NO_PACKET_FLUSH, "-f", "flac"]
       if (header > 0) yield* Effect.promise(() => writeFile(path, new Uint8Array(header), { mode: 0o600 }))
       const { written } = yield* runToFile(ffmpeg, [...QUIET, ...input.args, ...codec, "pipe:1"], input.samples, path, header, options, `${format} encoder`)
       if (format === "wav") {

@@ -1,5 +1,6 @@
 /**
- * input bytes → ffmpeg decode (48 kHz float, mono or stereo) → RNNoise (mixed with the input
+ * input bytes → ffmpeg decode (48 kHz float, mono or stereo; a plain 48 kHz WAV is read here
+ * instead, wav-input.ts) → RNNoise (mixed with the input
  * as `strength` says) → ffmpeg encode (encode.ts: format, loudness) → output bytes, as one Stream. Everything is pulled: a slow reader of the output slows the
  * encoder, the denoiser, the decoder and the input read in turn, so memory stays bounded
  * whatever the length (only the chunks in flight when a pool is used).
@@ -7,7 +8,7 @@
 import { mkdtemp, open, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Fiber, Option, Stream } from "effect"
+import { type Chunk, Effect, Fiber, Option, Stream } from "effect"
 import type { JobSteps } from "../../core/observability/steps.js"
 import { ProviderFailure } from "../../core/ports/denoise-provider.js"
 import { AUDIO_DEMUXERS } from "../ffmpeg/probe.js"
@@ -18,6 +19,7 @@ import { encodeOutput } from "./encode.js"
 import { Denoiser, FRAME_SIZE, LATENCY, SAMPLE_RATE } from "./engine.mjs"
 import { BufferBank, ChunkCutter, FloatFrames, isFloatPcm, parseWavHeader, recycle } from "./pcm.js"
 import type { ChunkPool } from "./pool.js"
+import { BITSTREAM_WINDOW, MAX_WAV_HEADER, type PlainWav, sniffPlainWav, WavSamples } from "./wav-input.js"
 
 export interface PipelineOptions {
   /** The MP3 bitrate. */
@@ -59,7 +61,7 @@ const MAX_CHUNK_SECONDS = 30
 
 const QUIET = ["-hide_banner", "-nostats", "-loglevel", "error"]
 
-const decodeArgs = (url: string, maxSeconds: number | undefined) => [
+export const decodeArgs = (url: string, maxSeconds: number | undefined) => [
   ...QUIET,
   ...(url.startsWith("file:") ? ["-nostdin", "-protocol_whitelist", "file"] : ["-protocol_whitelist", "pipe"]),
   "-format_whitelist", AUDIO_DEMUXERS.join(","),
@@ -158,6 +160,60 @@ const openDecoder = <E>(ffmpeg: string, input: Stream.Stream<Uint8Array, E> | st
       return Option.some({ channels: format.channels, pcm })
     }
   })
+
+/**
+ * The input's first bytes, read until `enough` says so, the input ends or `limit` bytes are
+ * held; the rest of the input stays unread, to be pulled with `pull`.
+ */
+const peek = <E>(input: Stream.Stream<Uint8Array, E>, enough: (head: Uint8Array) => boolean, limit: number) =>
+  Effect.gen(function*() {
+    const pull = yield* Stream.toPull(input)
+    let head = new Uint8Array(0)
+    let ended = false
+    while (!ended && head.length < limit && !enough(head)) {
+      const next = yield* Effect.catchAll(Effect.map(pull, Option.some), Option.match({ onNone: () => Effect.succeed(Option.none()), onSome: Effect.fail }))
+      if (Option.isNone(next)) ended = true
+      else for (const bytes of next.value) head = concatBytes(head, bytes)
+    }
+    const rest: Stream.Stream<Uint8Array, E> = ended ? Stream.empty : Stream.repeatEffectChunkOption(pull)
+    return { head, ended, pull, rest }
+  })
+
+/** The input's samples read here (wav-input.ts), as the decoder would give them: no ffmpeg. */
+const readWav = <E>(
+  head: Uint8Array,
+  pull: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<E>>,
+  ended: boolean,
+  format: PlainWav,
+  options: PipelineOptions
+) => {
+  const step = options.steps?.step("job.decode")
+  step?.open()
+  // `-t` to the millisecond, as decodeArgs gives it to ffmpeg
+  const maxFrames = options.maxInputSeconds === undefined ? Infinity : Math.round(Number(options.maxInputSeconds.toFixed(3)) * SAMPLE_RATE)
+  const wav = new WavSamples(format, maxFrames)
+  // past the cap the input is not read further
+  const next = Effect.suspend(() => wav.done || ended ? Effect.fail(Option.none()) : pull)
+  const pcm = Stream.make(head).pipe(
+    Stream.concat(Stream.repeatEffectChunkOption(next)),
+    Stream.map((bytes) => wav.push(bytes)),
+    Stream.filter((samples) => samples.length > 0),
+    Stream.concat(Stream.drain(Stream.fromEffect(Effect.suspend(() =>
+      wav.frames === 0 ? Effect.fail(new ProviderFailure({ message: "the input holds no audio samples", retryable: false })) : Effect.void
+    ).pipe(
+      Effect.onExit((exit) =>
+        Effect.sync(() =>
+          step?.close({
+            "hush.audio_seconds": wav.frames / SAMPLE_RATE,
+            "hush.channels": format.channels,
+            "hush.pcm_bytes": wav.frames * format.channels * 4
+          }, exit)
+        )
+      )
+    ))))
+  )
+  return { channels: format.channels, pcm }
+}
 
 /** Copies the input to a private temporary file that lives as long as the scope. */
 const spool = <E>(input: Stream.Stream<Uint8Array, E>) =>
@@ -294,7 +350,12 @@ export const denoiseToOutput = <E>(
 ): Stream.Stream<Uint8Array, E | ProviderFailure> =>
   Stream.unwrapScoped(Effect.gen(function*() {
     const ffmpeg = options.ffmpegPath ?? "ffmpeg"
-    const piped = yield* openDecoder(ffmpeg, input, options)
+    // A plain WAV at the model's rate is read here: one ffmpeg start fewer per job (issue 16).
+    const { head, ended, pull, rest } = yield* peek(input, (bytes) => sniffPlainWav(bytes, SAMPLE_RATE, false) !== "more", MAX_WAV_HEADER + BITSTREAM_WINDOW)
+    const wav = sniffPlainWav(head, SAMPLE_RATE, ended)
+    const piped = wav !== undefined && wav !== "more"
+      ? Option.some(readWav(head, pull, ended, wav, options))
+      : yield* openDecoder(ffmpeg, head.length === 0 ? rest : Stream.concat(Stream.make(head), rest), options)
     const decoded = Option.isSome(piped)
       ? piped.value
       : yield* Effect.flatMap(spool(input), (path) => openDecoder<never>(ffmpeg, path, options)).pipe(
