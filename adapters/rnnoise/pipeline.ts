@@ -8,7 +8,7 @@
 import { mkdtemp, open, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type Chunk, Effect, Fiber, Option, Stream } from "effect"
+import { type Chunk, Effect, type Exit, Fiber, Option, Stream } from "effect"
 import type { JobSteps } from "../../core/observability/steps.js"
 import { ProviderFailure } from "../../core/ports/denoise-provider.js"
 import { AUDIO_DEMUXERS } from "../ffmpeg/probe.js"
@@ -89,7 +89,7 @@ const concatBytes = (a: Uint8Array, b: Uint8Array) => {
  */
 const openDecoder = <E>(ffmpeg: string, input: Stream.Stream<Uint8Array, E> | string, options: PipelineOptions) =>
   Effect.gen(function*() {
-    // From the (first) decoder's start to its verdict; the input's read is the step's own call.
+    // Open since the input's first read (denoiseToOutput), to the decoder's verdict; the input's read is the step's own call.
     const step = options.steps?.step("job.decode")
     const span = step?.open()
     const child = yield* spawnChild(
@@ -146,20 +146,23 @@ const openDecoder = <E>(ffmpeg: string, input: Stream.Stream<Uint8Array, E> | st
         Stream.filter((samples) => samples.length > 0),
         Stream.concat(Stream.drain(Stream.fromEffect(Effect.suspend(() => verdict(frames.samples)).pipe(
           Effect.flatMap(({ failure }) => failure === undefined ? Effect.void : refuse(failure)),
-          Effect.onExit((exit) =>
-            Effect.sync(() =>
-              step?.close({
-                "hush.audio_seconds": frames.samples / SAMPLE_RATE,
-                "hush.channels": format.channels,
-                "hush.pcm_bytes": frames.samples * format.channels * 4
-              }, exit)
-            )
-          )
+          Effect.onExit(closeDecodeStep(step, () => frames.samples, format.channels))
         ))))
       )
       return Option.some({ channels: format.channels, pcm })
     }
   })
+
+/** The `job.decode` step's end, with what was decoded (`frames` per channel, read at the end). */
+const closeDecodeStep = (step: ReturnType<JobSteps["step"]> | undefined, frames: () => number, channels: number) =>
+<A, E>(exit: Exit.Exit<A, E>) =>
+  Effect.sync(() =>
+    step?.close({
+      "hush.audio_seconds": frames() / SAMPLE_RATE,
+      "hush.channels": channels,
+      "hush.pcm_bytes": frames() * channels * 4
+    }, exit)
+  )
 
 /**
  * The input's first bytes, read until `enough` says so, the input ends or `limit` bytes are
@@ -201,15 +204,7 @@ const readWav = <E>(
     Stream.concat(Stream.drain(Stream.fromEffect(Effect.suspend(() =>
       wav.frames === 0 ? Effect.fail(new ProviderFailure({ message: "the input holds no audio samples", retryable: false })) : Effect.void
     ).pipe(
-      Effect.onExit((exit) =>
-        Effect.sync(() =>
-          step?.close({
-            "hush.audio_seconds": wav.frames / SAMPLE_RATE,
-            "hush.channels": format.channels,
-            "hush.pcm_bytes": wav.frames * format.channels * 4
-          }, exit)
-        )
-      )
+      Effect.onExit(closeDecodeStep(step, () => wav.frames, format.channels))
     ))))
   )
   return { channels: format.channels, pcm }
@@ -351,7 +346,10 @@ export const denoiseToOutput = <E>(
   Stream.unwrapScoped(Effect.gen(function*() {
     const ffmpeg = options.ffmpegPath ?? "ffmpeg"
     // A plain WAV at the model's rate is read here: one ffmpeg start fewer per job (issue 16).
-    const { head, ended, pull, rest } = yield* peek(input, (bytes) => sniffPlainWav(bytes, SAMPLE_RATE, false) !== "more", MAX_WAV_HEADER + BITSTREAM_WINDOW)
+    // the decode step starts with the input's first read, which is its child (the storage call's span)
+    const decodeSpan = options.steps?.step("job.decode").open()
+    const peeked = peek(input, (bytes) => sniffPlainWav(bytes, SAMPLE_RATE, false) !== "more", MAX_WAV_HEADER + BITSTREAM_WINDOW)
+    const { head, ended, pull, rest } = yield* (decodeSpan === undefined ? peeked : Effect.withParentSpan(peeked, decodeSpan))
     const wav = sniffPlainWav(head, SAMPLE_RATE, ended)
     const piped = wav !== undefined && wav !== "more"
       ? Option.some(readWav(head, pull, ended, wav, options))
