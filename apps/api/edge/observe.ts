@@ -12,17 +12,21 @@ import { recordedSpan } from "../../../core/observability/spans.js"
 import { DASHBOARD_PAGES } from "../web.js"
 import { allEndpointFacts, pathMatches, pathOf } from "./facts.js"
 
-/** Who called, filled in by the edge's middleware once known (edge/rules.ts), read when the answer is logged. */
+/** The route and who called, filled in by the edge's middleware once known (edge/rules.ts), read when the answer is logged. */
 export interface RequestFacts {
+  /** The template the router matched; absent when no endpoint's middleware ran (then routeOfRequest finds it). */
+  route?: string
   accountId?: string
   keyId?: string
 }
 export class CurrentRequestFacts extends Context.Tag("hush/edge/CurrentRequestFacts")<CurrentRequestFacts, RequestFacts>() {}
 
-/** Records the caller for the request's log line (a no-op outside the edge). */
-export const noteCaller = (caller: { readonly accountId: string; readonly keyId?: string | undefined }) =>
+/** Records the matched route and the caller, if any, for the request's metrics and log line (a no-op outside the edge). */
+export const noteRequest = (route: string, caller: { readonly accountId: string; readonly keyId?: string | undefined } | undefined) =>
   Effect.serviceOption(CurrentRequestFacts).pipe(Effect.map((facts) => {
     if (facts._tag === "None") return
+    facts.value.route = route
+    if (caller === undefined) return
     facts.value.accountId = caller.accountId
     if (caller.keyId !== undefined) facts.value.keyId = caller.keyId
   }))
@@ -101,7 +105,8 @@ export interface Answered {
 
 /** The request's metrics, its span's attributes and its one log line. */
 export const recordAnswer = (answer: Answered) => {
-  const route = routeOfRequest(answer.request)
+  // the router's match when an endpoint ran: no second matching of the path
+  const route = answer.facts.route ?? routeOfRequest(answer.request)
   const method = answer.request.method
   const labels = { route, method, status: String(answer.status) }
   const { accountId, keyId } = answer.facts

@@ -16,7 +16,7 @@ import { checkBody } from "./body.js"
 import { allEndpointFacts, factsOfRoute, pathOf } from "./facts.js"
 import { checkIdempotencyKey, idempotent } from "./idempotency.js"
 import { EdgeRules } from "./middleware.js"
-import { noteCaller } from "./observe.js"
+import { noteRequest } from "./observe.js"
 import { addressOf, takeToken } from "./rate-limit.js"
 
 export const EdgeRulesLive = Layer.effect(EdgeRules, Effect.gen(function*() {
@@ -32,8 +32,10 @@ export const EdgeRulesLive = Layer.effect(EdgeRules, Effect.gen(function*() {
     if (facts === undefined) return yield* Effect.dieMessage(`no edge facts for ${route.method} ${route.path}`)
     const caller = yield* Effect.serviceOption(CurrentCaller)
     const session = Option.isNone(caller) ? yield* Effect.serviceOption(CurrentSession) : Option.none()
-    if (Option.isSome(caller)) yield* noteCaller(caller.value)
-    else if (Option.isSome(session)) yield* noteCaller({ accountId: session.value.account.id })
+    yield* noteRequest(
+      route.path,
+      Option.isSome(caller) ? caller.value : Option.isSome(session) ? { accountId: session.value.account.id } : undefined
+    )
     if (facts.bucket !== "unlimited") {
       const who = Option.isSome(caller)
         ? caller.value.keyId
