@@ -17,18 +17,26 @@ const MAX_HEADER = 64 * 1024
 const WAVE_FORMAT_IEEE_FLOAT = 3
 const WAVE_FORMAT_EXTENSIBLE = 0xfffe
 
-const tag = (bytes: Uint8Array, at: number) => String.fromCharCode(...bytes.subarray(at, at + 4))
+/** A RIFF chunk's four-letter tag at `at`. */
+export const riffTag = (bytes: Uint8Array, at: number) => String.fromCharCode(bytes[at]!, bytes[at + 1]!, bytes[at + 2]!, bytes[at + 3]!)
+
+export const concatBytes = (a: Uint8Array, b: Uint8Array) => {
+  const out = new Uint8Array(a.length + b.length)
+  out.set(a)
+  out.set(b, a.length)
+  return out
+}
 
 /** The header when `bytes` hold all of it; "more" when more bytes are needed. */
 export const parseWavHeader = (bytes: Uint8Array): WavFormat | "more" => {
   if (bytes.length < 12) return "more"
-  if (!["RIFF", "RF64"].includes(tag(bytes, 0)) || tag(bytes, 8) !== "WAVE") throw new Error("the decoder did not write a WAV header")
+  if (!["RIFF", "RF64"].includes(riffTag(bytes, 0)) || riffTag(bytes, 8) !== "WAVE") throw new Error("the decoder did not write a WAV header")
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   let fmt: Omit<WavFormat, "dataOffset"> | undefined
   let at = 12
   // ffmpeg writes to a pipe with unknown sizes; chunks before "data" have real ones.
   while (at + 8 <= bytes.length) {
-    const id = tag(bytes, at)
+    const id = riffTag(bytes, at)
     const size = view.getUint32(at + 4, true)
     if (id === "data") {
       if (fmt === undefined) throw new Error("the decoder's WAV header has no format chunk")

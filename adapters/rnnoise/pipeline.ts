@@ -17,7 +17,7 @@ import { type OutputFormat } from "../../core/domain/denoise-options.js"
 import { feed, firstError, spawnChild, unexpected } from "./child.js"
 import { encodeOutput } from "./encode.js"
 import { Denoiser, FRAME_SIZE, LATENCY, SAMPLE_RATE } from "./engine.mjs"
-import { BufferBank, ChunkCutter, FloatFrames, isFloatPcm, parseWavHeader, recycle } from "./pcm.js"
+import { BufferBank, ChunkCutter, concatBytes, FloatFrames, isFloatPcm, parseWavHeader, recycle } from "./pcm.js"
 import type { ChunkPool } from "./pool.js"
 import { BITSTREAM_WINDOW, MAX_WAV_HEADER, type PlainWav, sniffPlainWav, WavSamples } from "./wav-input.js"
 
@@ -73,13 +73,6 @@ export const decodeArgs = (url: string, maxSeconds: number | undefined) => [
   // WAV rather than raw PCM: its header tells the channel count the encoder must be given.
   "-c:a", "pcm_f32le", "-f", "wav", "-bitexact", "pipe:1"
 ]
-
-const concatBytes = (a: Uint8Array, b: Uint8Array) => {
-  const out = new Uint8Array(a.length + b.length)
-  out.set(a)
-  out.set(b, a.length)
-  return out
-}
 
 /**
  * Starts the decoder on `input` (a byte stream, or a spooled file's path) and reads the WAV

@@ -14,6 +14,8 @@
  * test/wav-input.test.ts compares the two on crafted files.
  */
 
+import { concatBytes, riffTag } from "./pcm.js"
+
 export type WavEncoding = "s16" | "s24" | "s32" | "f32"
 
 export interface PlainWav {
@@ -33,8 +35,6 @@ const IEEE_FLOAT = 3
 const EXTENSIBLE = 0xfffe
 /** The channel masks whose layout ffmpeg keeps as it is (mono is front centre, stereo FL+FR); 0: unspecified. */
 const PLAIN_MASKS: { readonly [channels: number]: ReadonlyArray<number> } = { 1: [0, 0x4], 2: [0, 0x3] }
-
-const tag = (bytes: Uint8Array, at: number) => String.fromCharCode(bytes[at]!, bytes[at + 1]!, bytes[at + 2]!, bytes[at + 3]!)
 
 const bytesPer: { readonly [encoding in WavEncoding]: number } = { s16: 2, s24: 3, s32: 4, f32: 4 }
 
@@ -92,13 +92,13 @@ const holdsSyncWord = (bytes: Uint8Array) => {
 export const sniffPlainWav = (head: Uint8Array, sampleRate: number, ended: boolean): PlainWav | "more" | undefined => {
   const more = ended ? undefined : "more"
   if (head.length < 12) return more
-  if (tag(head, 0) !== "RIFF" || tag(head, 8) !== "WAVE") return undefined
+  if (riffTag(head, 0) !== "RIFF" || riffTag(head, 8) !== "WAVE") return undefined
   const view = new DataView(head.buffer, head.byteOffset, head.byteLength)
   let found: { channels: 1 | 2; encoding: WavEncoding } | undefined
   let sawFormat = false
   let at = 12
   while (at + 8 <= head.length && at <= MAX_WAV_HEADER) {
-    const id = tag(head, at)
+    const id = riffTag(head, at)
     const size = view.getUint32(at + 4, true)
     if (id === "data") {
       if (found === undefined) return undefined
@@ -177,12 +177,12 @@ export class WavSamples {
       // between chunks: an 8-byte header (tag, size), perhaps split over pushes
       const need = 8 - this.carry.length
       const n = Math.min(need, bytes.length)
-      this.carry = concat(this.carry, bytes.subarray(0, n))
+      this.carry = concatBytes(this.carry, bytes.subarray(0, n))
       this.position += n
       bytes = bytes.subarray(n)
       if (this.carry.length < 8) continue
       const size = new DataView(this.carry.buffer, this.carry.byteOffset, 8).getUint32(4, true)
-      const isData = tag(this.carry, 0) === "data"
+      const isData = riffTag(this.carry, 0) === "data"
       this.carry = new Uint8Array(0)
       if (isData) {
         this.dataLeft = size
@@ -202,7 +202,7 @@ export class WavSamples {
 
   /** The whole frames of `bytes` (after any carried partial frame), converted, up to the cap. */
   private samples(bytes: Uint8Array): Float32Array {
-    const all = this.carry.length === 0 ? bytes : concat(this.carry, bytes)
+    const all = this.carry.length === 0 ? bytes : concatBytes(this.carry, bytes)
     let frames = Math.floor(all.length / this.frameBytes)
     const whole = frames * this.frameBytes
     this.carry = all.slice(whole)
@@ -213,13 +213,6 @@ export class WavSamples {
     this.frames += frames
     return convert(all.subarray(0, frames * this.frameBytes), this.format.encoding)
   }
-}
-
-const concat = (a: Uint8Array, b: Uint8Array) => {
-  const out = new Uint8Array(a.length + b.length)
-  out.set(a)
-  out.set(b, a.length)
-  return out
 }
 
 const joinFloats = (pieces: ReadonlyArray<Float32Array>): Float32Array => {

@@ -149,6 +149,17 @@ export const recoverLapsedLeases = (limit = 100) =>
     return recovered
   })
 
+/** A queued test job claimed by its test-mode owner, with the sample in the format it asked for. */
+const claimAsTest = (job: JobRecord) =>
+  Effect.gen(function*() {
+    const sample = yield* TestSample
+    const limits = yield* LimitsConfig
+    const owner = `test-mode:${job.id}`
+    const now = yield* Clock.currentTimeMillis
+    const processing = yield* JobRules.claim(job, now, owner, limits.jobLeaseMs)
+    return { processing, owner, output: sample[job.options.format], now }
+  })
+
 /**
  * Test mode: every job returns the shipped sample at once, in the format it asked for, free of
  * charge. Claim and success are one transaction (nothing runs between them), so the job is
@@ -156,15 +167,11 @@ export const recoverLapsedLeases = (limit = 100) =>
  */
 export const finishTestJob = (jobId: string) =>
   Effect.gen(function*() {
-    const sample = yield* TestSample
-    const limits = yield* LimitsConfig
-    const owner = `test-mode:${jobId}`
     const finished = yield* transactionally(Effect.gen(function*() {
       const job = yield* lockJob(jobId)
       if (job.mode !== "test" || job.status !== "queued") return Option.none<JobRecord>()
-      const now = yield* Clock.currentTimeMillis
-      const processing = yield* JobRules.claim(job, now, owner, limits.jobLeaseMs)
-      return Option.some(yield* succeedLocked(processing, owner, sample[processing.options.format]))
+      const { output, owner, processing } = yield* claimAsTest(job)
+      return Option.some(yield* succeedLocked(processing, owner, output))
     }))
     if (Option.isSome(finished)) yield* countSucceeded(finished.value)
     return finished
@@ -182,14 +189,8 @@ export const finishCreatedTestJob = (job: JobRecord) =>
   Effect.gen(function*() {
     if (job.mode !== "test" || job.status !== "queued") return Option.none<JobRecord>()
     if ((yield* subscribersOf(job.accountId, job.mode, "job.succeeded")).length > 0) return yield* finishTestJob(job.id)
-    const sample = yield* TestSample
-    const limits = yield* LimitsConfig
-    const owner = `test-mode:${job.id}`
-    const now = yield* Clock.currentTimeMillis
-    const processing = yield* JobRules.claim(job, now, owner, limits.jobLeaseMs)
-    const succeeded = yield* JobRules.succeed(processing, owner, {
-      output: outputRecord(sample[job.options.format]), chargedMicros: 0, ledgerTxnId: null, now
-    })
+    const { now, output, owner, processing } = yield* claimAsTest(job)
+    const succeeded = yield* JobRules.succeed(processing, owner, { output: outputRecord(output), chargedMicros: 0, ledgerTxnId: null, now })
     if (!(yield* Effect.flatMap(JobRepo, (jobs) => jobs.updateIfStatus(succeeded, "queued")))) return Option.none<JobRecord>()
     yield* countSucceeded(succeeded)
     return Option.some(succeeded)
