@@ -58,13 +58,23 @@ const hasBody = (request: HttpServerRequest.HttpServerRequest) => {
 }
 
 /**
- * The request with its body read under the cap: later reads (`text`, `json`, HttpApi's
- * decoding) answer from memory. GET, HEAD and bodiless requests are returned as they are.
+ * Whether the request's body is read here, before routing: a body sent with anything but GET
+ * or HEAD, or a declared size over the cap (refused unread). Otherwise the request goes on as
+ * it is, and nothing is done for it.
+ */
+export const needsBuffering = (request: HttpServerRequest.HttpServerRequest) => {
+  const declared = request.headers["content-length"]
+  if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) return true
+  return request.method !== "GET" && request.method !== "HEAD" && hasBody(request)
+}
+
+/**
+ * The request with its body read under the cap (when `needsBuffering`): later reads (`text`,
+ * `json`, HttpApi's decoding) answer from memory.
  */
 export const bufferBody = (request: HttpServerRequest.HttpServerRequest) => {
   const declared = request.headers["content-length"]
   if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) return Effect.fail(tooLarge())
-  if (request.method === "GET" || request.method === "HEAD" || !hasBody(request)) return Effect.succeed(request)
   return Effect.map(readCapped(NodeHttpServerRequest.toIncomingMessage(request)), (bytes) => {
     const text = new TextDecoder().decode(bytes)
     // parsed once, by whoever asks first (EdgeRules' shape check, then HttpApi's decoding)
@@ -85,9 +95,12 @@ const isJsonType = (contentType: string | undefined) =>
   contentType === undefined || /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(contentType.trim())
 
 /** Checks the (buffered) body's shape for the endpoint; returns its text ("" when there is none). */
+/** Whether a method's requests to our endpoints carry a body to check (GET and DELETE never do). */
+export const methodHasBody = (method: string) => method !== "GET" && method !== "DELETE"
+
 export const checkBody = (request: HttpServerRequest.HttpServerRequest, facts: EndpointFacts) =>
   Effect.gen(function*() {
-    if (request.method === "GET" || request.method === "DELETE") return ""
+    if (!methodHasBody(request.method)) return ""
     const text = yield* Effect.orDie(request.text)
     if (text.trim() === "") {
       if (facts.hasPayload) {

@@ -15,9 +15,9 @@ import {
 } from "../../../core/errors.js"
 import { IdGenerator } from "../../../core/ports/ids.js"
 import { STORAGE_PATH_PREFIX } from "../../../adapters/local-storage/config.js"
-import { bufferBody } from "./body.js"
+import { bufferBody, needsBuffering } from "./body.js"
 import { methodsOfPath, pathOf } from "./facts.js"
-import { countProblem, CurrentRequestFacts, recordAnswer, type RequestFacts } from "./observe.js"
+import { beginRequestFacts, countProblem, recordAnswer } from "./observe.js"
 import { Replay } from "./idempotency.js"
 import { invalidFromIssues } from "./invalid.js"
 import { ErrorsBaseUrl, PROBLEM_CONTENT_TYPE, problemResponse } from "./problem.js"
@@ -69,7 +69,7 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
     const requestId = ids.next("req")
     const headers: Record<string, string> = { "x-request-id": requestId }
     // the caller, once known (edge/rules.ts), and the problem answered, for the request's metrics and log line
-    const facts: RequestFacts = {}
+    const facts = beginRequestFacts(request)
     let answeredProblem: ApiError | undefined
     const problem = (error: ApiError) => {
       answeredProblem = error
@@ -104,28 +104,31 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
 
     const run = (served: HttpServerRequest.HttpServerRequest) =>
       Effect.provideService(app, HttpServerRequest.HttpServerRequest, served)
-    const answered = (response: HttpServerResponse.HttpServerResponse) =>
-      Effect.zipRight(
-        answeredProblem === undefined ? Effect.void : countProblem(answeredProblem),
-        recordAnswer({ requestId, request, status: response.status, seconds: (performance.now() - started) / 1000, facts })
-      )
 
     const handled: HttpApp.Default<unknown> = !isCanonicalPath(pathname)
       ? Effect.fail(new NotFound({ detail: `no route for ${request.method} ${pathname}` }))
-      : pathname.startsWith("/v1/")
+      : pathname.startsWith("/v1/") && needsBuffering(request)
       ? Effect.flatMap(bufferBody(request), run)
       : app
-    const answer = Effect.provideService(handled, CurrentRequestFacts, facts).pipe(
+    const answer = handled.pipe(
       Effect.map((response) =>
         response.status >= 400 && !isProblem(response) && response.body._tag === "Uint8Array" ? problem(errorOfResponse(response)) : response
       ),
       Effect.catchAllCause(answerCause),
-      Effect.map((response) => HttpServerResponse.setHeaders(response, headers)),
-      Effect.tap(answered)
+      // recorded once answered: the problem counters, the request's metrics and its log line
+      Effect.flatMap((response) => {
+        const seconds = (performance.now() - started) / 1000
+        const recorded = recordAnswer({ requestId, request, status: response.status, seconds, facts })
+        return Effect.as(
+          answeredProblem === undefined ? recorded : Effect.zipRight(countProblem(answeredProblem), recorded),
+          HttpServerResponse.setHeaders(response, headers)
+        )
+      })
     )
     // a request the span middleware leaves untraced (tracing off, sampled out, a credential in
-    // its URL) traces nothing below it: no orphan spans, no span objects made for nobody
-    return untraced(request) ? Effect.withTracerEnabled(answer, false) : answer
+    // its URL) traces nothing below it: no orphan spans, no span objects made for nobody. Set
+    // for the rest of the request's own fiber, not scoped: nothing of it is traced after this.
+    return untraced(request) ? Effect.zipRight(FiberRef.set(FiberRef.currentTracerEnabled, false), answer) : answer
   }))
 
 /** Installs the edge around every route of the app (HttpApi endpoints, storage and pages). */

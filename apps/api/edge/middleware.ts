@@ -20,7 +20,8 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
   security: { apiKey: HttpApiSecurity.bearer }
 }) {}
 
+const EdgeRulesFailure = Schema.Union(RateLimited, ServiceUnavailable, InsufficientScope, IdempotencyKeyReused, InvalidRequest, UnsupportedMediaType)
+export type EdgeRulesFailure = typeof EdgeRulesFailure.Type
+
 /** The per-endpoint rules (edge/rules.ts). */
-export class EdgeRules extends HttpApiMiddleware.Tag<EdgeRules>()("EdgeRules", {
-  failure: Schema.Union(RateLimited, ServiceUnavailable, InsufficientScope, IdempotencyKeyReused, InvalidRequest, UnsupportedMediaType)
-}) {}
+export class EdgeRules extends HttpApiMiddleware.Tag<EdgeRules>()("EdgeRules", { failure: EdgeRulesFailure }) {}

@@ -5,17 +5,17 @@
  * are checked first, so a replay never goes to a caller that could not have made the request).
  */
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
-import { Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, type Scope } from "effect"
 import { LimitsConfig } from "../../../core/domain/limits.js"
 import { RateLimiter } from "../../../core/ports/rate-limiter.js"
 import { IdempotencyRepo } from "../../../core/ports/repositories.js"
 import { requireScope } from "../../../core/rules/index.js"
 import { CurrentCaller } from "../../../core/services/caller.js"
 import { CurrentSession } from "../../../core/services/sessions.js"
-import { checkBody } from "./body.js"
+import { checkBody, methodHasBody } from "./body.js"
 import { allEndpointFacts, factsOfRoute, pathOf } from "./facts.js"
 import { checkIdempotencyKey, idempotent } from "./idempotency.js"
-import { EdgeRules } from "./middleware.js"
+import { EdgeRules, type EdgeRulesFailure } from "./middleware.js"
 import { noteRequest } from "./observe.js"
 import { addressOf, takeToken } from "./rate-limit.js"
 
@@ -25,33 +25,41 @@ export const EdgeRulesLive = Layer.effect(EdgeRules, Effect.gen(function*() {
   const limiter = yield* RateLimiter
   const repo = yield* IdempotencyRepo
   const { idempotencyTtlMs } = yield* LimitsConfig
-  return Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const { route } = yield* HttpRouter.RouteContext
+  // every request passes here: one read of the context, then only the steps its endpoint needs
+  // (a health check or a poll has no body to check and no idempotency record)
+  return Effect.flatMap(Effect.context<HttpServerRequest.HttpServerRequest | HttpRouter.RouteContext>(), (context) => {
+    const request = Context.get(context, HttpServerRequest.HttpServerRequest)
+    const { route } = Context.get(context, HttpRouter.RouteContext)
     const facts = factsOfRoute(route.method, route.path)
-    if (facts === undefined) return yield* Effect.dieMessage(`no edge facts for ${route.method} ${route.path}`)
-    const caller = yield* Effect.serviceOption(CurrentCaller)
-    const session = Option.isNone(caller) ? yield* Effect.serviceOption(CurrentSession) : Option.none()
-    yield* noteRequest(
+    if (facts === undefined) return Effect.dieMessage(`no edge facts for ${route.method} ${route.path}`)
+    const caller = Context.getOption(context as Context.Context<never>, CurrentCaller)
+    const session = Option.isNone(caller) ? Context.getOption(context as Context.Context<never>, CurrentSession) : Option.none()
+    const account = Option.isSome(session) ? session.value.account.id : undefined
+    noteRequest(
+      request,
       route.path,
-      Option.isSome(caller) ? caller.value : Option.isSome(session) ? { accountId: session.value.account.id } : undefined
+      Option.isSome(caller) ? caller.value : account !== undefined ? { accountId: account } : undefined
     )
+    const steps: Array<Effect.Effect<void, EdgeRulesFailure, Scope.Scope>> = []
     if (facts.bucket !== "unlimited") {
-      const who = Option.isSome(caller)
-        ? caller.value.keyId
-        : Option.isSome(session) ? `account:${session.value.account.id}` : `ip:${addressOf(request)}`
       // without a caller every bucket is the IP's public one
-      yield* takeToken(limiter, Option.isSome(caller) || Option.isSome(session) ? facts.bucket : "public", who)
+      steps.push(Option.isSome(caller)
+        ? takeToken(limiter, facts.bucket, caller.value.keyId)
+        : account !== undefined ? takeToken(limiter, facts.bucket, `account:${account}`) : takeToken(limiter, "public", `ip:${addressOf(request)}`))
     }
-    if (Option.isSome(caller) && facts.scopes.length > 0) yield* requireScope(caller.value.scopes, facts.scopes)
-    const body = yield* checkBody(request, facts)
+    if (Option.isSome(caller) && facts.scopes.length > 0) steps.push(requireScope(caller.value.scopes, facts.scopes))
     const key = facts.idempotent ? request.headers["idempotency-key"] : undefined
-    if (key === undefined) return
-    yield* checkIdempotencyKey(key)
-    const owner = Option.isSome(caller)
-      ? { accountId: caller.value.accountId, mode: caller.value.mode }
-      : Option.isSome(session) ? { accountId: session.value.account.id, mode: "live" as const } : undefined
-    if (owner === undefined) return
-    yield* idempotent(repo, idempotencyTtlMs, { ...owner, key, method: request.method, path: pathOf(request.url), body })
+    if (methodHasBody(request.method) || key !== undefined) {
+      steps.push(Effect.flatMap(checkBody(request, facts), (body) => {
+        if (key === undefined) return Effect.void
+        const owner = Option.isSome(caller)
+          ? { accountId: caller.value.accountId, mode: caller.value.mode }
+          : account !== undefined ? { accountId: account, mode: "live" as const } : undefined
+        return owner === undefined
+          ? checkIdempotencyKey(key)
+          : Effect.zipRight(checkIdempotencyKey(key), idempotent(repo, idempotencyTtlMs, { ...owner, key, method: request.method, path: pathOf(request.url), body }))
+      }))
+    }
+    return steps.length === 0 ? Effect.void : steps.length === 1 ? steps[0]! : Effect.all(steps, { discard: true })
   })
 }))
