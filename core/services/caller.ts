@@ -27,6 +27,10 @@ const LAST_USED_GRANULARITY_MS = MINUTE
  * `401 unauthorized`; a frozen account `403 account_frozen`.
  */
 export const authenticate = (authorization: string | undefined) =>
+  Effect.flatMap(KeyRepo, (keys) => authenticateWith(keys, authorization))
+
+/** `authenticate` with the key repository given: the request path's form, which provides no service per request. */
+export const authenticateWith = (keys: KeyRepo["Type"], authorization: string | undefined) =>
   Effect.gen(function*() {
     if (authorization === undefined || authorization.trim() === "") {
       return yield* unauthorized("missing Authorization header: send 'Authorization: Bearer <API key>'")
@@ -35,7 +39,6 @@ export const authenticate = (authorization: string | undefined) =>
     if (match === null) return yield* unauthorized("the Authorization header must be 'Bearer <API key>'")
     const presented = match[1]!
     if (parseKey(presented) === null) return yield* unauthorized("the API key is malformed")
-    const keys = yield* KeyRepo
     const found = yield* keys.findByHashWithAccount(hashKey(presented))
     if (Option.isNone(found) || found.value.key.revokedAt !== null) {
       return yield* unauthorized("the API key is unknown or has been revoked")

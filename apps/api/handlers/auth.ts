@@ -1,8 +1,8 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { RateLimiter } from "../../../core/ports/rate-limiter.js"
-import { AccountRepo, KeyRepo } from "../../../core/ports/repositories.js"
-import { authenticate } from "../../../core/services/caller.js"
+import { KeyRepo } from "../../../core/ports/repositories.js"
+import { authenticateWith } from "../../../core/services/caller.js"
 import { Authentication } from "../edge/middleware.js"
 import { takeAddressToken } from "../edge/rate-limit.js"
 
@@ -11,14 +11,11 @@ import { takeAddressToken } from "../edge/rate-limit.js"
  * A request without a valid key draws on its IP's public bucket: a flood of them is 429.
  */
 export const AuthenticationLive = Layer.effect(Authentication, Effect.gen(function*() {
-  const repos = yield* Effect.context<AccountRepo | KeyRepo>()
+  const keys = yield* KeyRepo
   const limiter = yield* RateLimiter
   return {
     apiKey: () =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-        authenticate(request.headers["authorization"]).pipe(
-          Effect.provide(repos),
-          Effect.tapError(() => takeAddressToken(limiter, request))
-        ))
+        Effect.tapError(authenticateWith(keys, request.headers["authorization"]), () => takeAddressToken(limiter, request)))
   }
 }))
