@@ -9,7 +9,7 @@
 import {
   HttpApiBuilder, HttpApiError, type HttpApp, HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse
 } from "@effect/platform"
-import { Cause, Effect, FiberRef, Layer, Option, Schema } from "effect"
+import { Cause, Context, Effect, FiberRef, Layer, Option, Schema } from "effect"
 import {
   type ApiError, ApiErrorSchema, InternalError, isApiError, MethodNotAllowed, NotFound
 } from "../../../core/errors.js"
@@ -64,7 +64,10 @@ const isProblem = (response: HttpServerResponse.HttpServerResponse) =>
 type EdgeNeeds = ErrorsBaseUrl | IdGenerator
 
 const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: string): HttpApp.Default =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => FiberRef.getWith(HttpMiddleware.currentTracerDisabledWhen, (untraced) => {
+  // one step of the runtime for what every request needs of its fiber (as the platform's own span middleware reads it)
+  Effect.withFiberRuntime((fiber) => {
+    const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+    const untraced = fiber.getFiberRef(HttpMiddleware.currentTracerDisabledWhen)
     const started = performance.now()
     const requestId = ids.next("req")
     const headers: Record<string, string> = { "x-request-id": requestId }
@@ -129,7 +132,7 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
     // its URL) traces nothing below it: no orphan spans, no span objects made for nobody. Set
     // for the rest of the request's own fiber, not scoped: nothing of it is traced after this.
     return untraced(request) ? Effect.zipRight(FiberRef.set(FiberRef.currentTracerEnabled, false), answer) : answer
-  }))
+  })
 
 /** Installs the edge around every route of the app (HttpApi endpoints, storage and pages). */
 export const EdgeLive = Layer.merge(
