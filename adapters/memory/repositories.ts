@@ -8,6 +8,7 @@ import {
 } from "../../core/ports/repositories.js"
 import { LifecycleRepo } from "../../core/ports/lifecycle.js"
 import { JobRules } from "../../core/rules/index.js"
+import * as WebhookRules from "../../core/rules/webhooks.js"
 import { MemoryDb, type MemoryState } from "./store.js"
 
 const values = <V>(map: HashMap.HashMap<string, V>): Array<V> => [...HashMap.values(map)]
@@ -75,10 +76,14 @@ const matches = (query: JobListQuery) => (job: JobRecord) =>
 export const MemoryJobRepo = Layer.effect(JobRepo, Effect.map(MemoryDb, (db) => ({
   insert: (job) => db.modify(put("jobs", job.id, job)),
   update: (job) => db.modify(put("jobs", job.id, job)),
-  updateIfStatus: (job, expected) =>
+  updateIfStatus: (job, expected, unlessSubscribed) =>
     db.modify((s) => {
       const stored = HashMap.get(s.jobs, job.id)
-      return Option.isSome(stored) && stored.value.status === expected ? [true, put("jobs", job.id, job)(s)[1]] : [false, s]
+      if (Option.isNone(stored) || stored.value.status !== expected) return [false, s]
+      const subscribed = unlessSubscribed !== undefined && values(s.webhookEndpoints).some((e) =>
+        e.accountId === stored.value.accountId && e.mode === stored.value.mode && WebhookRules.subscribes(e, unlessSubscribed)
+      )
+      return subscribed ? [false, s] : [true, put("jobs", job.id, job)(s)[1]]
     }),
   get: (id) => db.read((s) => HashMap.get(s.jobs, id)),
   // the store's single lock already makes the holder of a transaction the only writer

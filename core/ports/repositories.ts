@@ -7,7 +7,7 @@ import type {
   AccountRecord, FileRecord, HoldRecord, IdempotencyRecord, JobRecord, KeyRecord,
   LedgerEntryRecord, LotRecord
 } from "../domain/records.js"
-import type { JobStatus, Mode } from "../domain/enums.js"
+import type { JobStatus, Mode, WebhookEventType } from "../domain/enums.js"
 
 export class AccountRepo extends Context.Tag("hush/AccountRepo")<AccountRepo, {
   readonly insert: (account: AccountRecord) => Effect.Effect<void>
@@ -61,9 +61,11 @@ export class JobRepo extends Context.Tag("hush/JobRepo")<JobRepo, {
   readonly update: (job: JobRecord) => Effect.Effect<void>
   /**
    * Saves the job only while its stored status is still `expected`, in one statement (no lock
-   * held between a read and the write); false, and nothing written, when it has moved on.
+   * held between a read and the write); false, and nothing written, when it has moved on. With
+   * `unlessSubscribed`, also only while no enabled webhook endpoint of the job's account and
+   * mode subscribes to that event (a move whose event must be written with it is not made here).
    */
-  readonly updateIfStatus: (job: JobRecord, expected: JobStatus) => Effect.Effect<boolean>
+  readonly updateIfStatus: (job: JobRecord, expected: JobStatus, unlessSubscribed?: WebhookEventType) => Effect.Effect<boolean>
   /** Newest first: createdAt descending, then id descending. */
   readonly list: (query: JobListQuery) => Effect.Effect<ReadonlyArray<JobRecord>>
   /** Jobs `queued` or `processing` that use the file. */

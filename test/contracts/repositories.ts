@@ -25,15 +25,17 @@ import {
   type WalletSnapshot
 } from "../../core/ports/repositories.js"
 import { Transactor, transactionally } from "../../core/ports/transactor.js"
+import { WebhookRepo } from "../../core/ports/webhooks.js"
 import { addCredit, capture, emptyWallet, hold, release, type WalletStep } from "../../core/wallet/wallet.js"
 import { makeSequentialIds } from "../support/ids.js"
+import { makeEndpoint } from "./webhooks.js"
 import {
   DAY, fileError, HOUR, jobError, jobOutput, makeAccount, makeFile, makeIdempotency, makeJob, makeKey,
   makeLedgerEntry, makeLot, multipart, pricing, SECOND, sha256Hex, T0, YEAR
 } from "./fixtures.js"
 
 export type Persistence =
-  | AccountRepo | KeyRepo | FileRepo | JobRepo | WalletRepo | IdempotencyRepo | Transactor
+  | AccountRepo | KeyRepo | FileRepo | JobRepo | WalletRepo | IdempotencyRepo | Transactor | WebhookRepo
 
 class Boom extends Data.TaggedError("Boom")<{ readonly message: string }> {}
 
@@ -422,6 +424,32 @@ export const repositoryContracts = (
         expect(yield* jobs.updateIfStatus(canceled, "queued")).toBe(false)
         expect(expectSome(yield* jobs.get(queued.id))).toEqual(done)
         expect(yield* jobs.updateIfStatus(makeJob({ accountId: "acct_a" }), "queued")).toBe(false)
+      }))
+
+      test("updateIfStatus with unlessSubscribed writes only while no enabled endpoint of the job's account and mode subscribes", Effect.gen(function*() {
+        const jobs = yield* JobRepo
+        const webhooks = yield* WebhookRepo
+        const queued = makeJob({ accountId: "acct_a", mode: "test" })
+        yield* jobs.insert(queued)
+        const done = makeJob({ ...queued, status: "succeeded", progress: 1, output: jobOutput(), chargedMicros: 0, startedAt: T0 + 1, finishedAt: T0 + 2 })
+        // endpoints that do not count: another account, the other mode, a disabled one, other events
+        yield* webhooks.insertEndpoint(makeEndpoint({ accountId: "acct_b", mode: "test", events: ["job.succeeded"] }))
+        yield* webhooks.insertEndpoint(makeEndpoint({ accountId: "acct_a", mode: "live", events: ["job.succeeded"] }))
+        yield* webhooks.insertEndpoint(makeEndpoint({ accountId: "acct_a", mode: "test", events: ["job.succeeded"], status: "disabled", disabledAt: T0 }))
+        yield* webhooks.insertEndpoint(makeEndpoint({ accountId: "acct_a", mode: "test", events: ["job.failed", "file.ready"] }))
+        const subscriber = makeEndpoint({ accountId: "acct_a", mode: "test", events: ["file.ready", "job.succeeded"] })
+        yield* webhooks.insertEndpoint(subscriber)
+        expect(yield* jobs.updateIfStatus(done, "queued", "job.succeeded")).toBe(false)
+        expect(expectSome(yield* jobs.get(queued.id))).toEqual(queued)
+        // the event nobody subscribes to does not hold the move back
+        expect(yield* jobs.updateIfStatus(done, "queued", "job.canceled")).toBe(true)
+        expect(expectSome(yield* jobs.get(queued.id))).toEqual(done)
+        // nor does the subscriber once it is gone; the status still has to match
+        const second = makeJob({ accountId: "acct_a", mode: "test" })
+        yield* jobs.insert(second)
+        yield* webhooks.deleteEndpoint(subscriber.id)
+        expect(yield* jobs.updateIfStatus(makeJob({ ...second, status: "canceled", finishedAt: T0 + 3 }), "processing", "job.succeeded")).toBe(false)
+        expect(yield* jobs.updateIfStatus(makeJob({ ...second, status: "canceled", finishedAt: T0 + 3 }), "queued", "job.succeeded")).toBe(true)
       }))
 
       /** 25 jobs of acct_a/live, 4 per createdAt, ids not in insertion or time order; plus noise. */
