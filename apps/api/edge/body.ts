@@ -94,10 +94,10 @@ export const bufferBody = (request: HttpServerRequest.HttpServerRequest) => {
 const isJsonType = (contentType: string | undefined) =>
   contentType === undefined || /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(contentType.trim())
 
-/** Checks the (buffered) body's shape for the endpoint; returns its text ("" when there is none). */
 /** Whether a method's requests to our endpoints carry a body to check (GET and DELETE never do). */
 export const methodHasBody = (method: string) => method !== "GET" && method !== "DELETE"
 
+/** Checks the (buffered) body's shape for the endpoint; returns its text ("" when there is none). */
 export const checkBody = (request: HttpServerRequest.HttpServerRequest, facts: EndpointFacts) =>
   Effect.gen(function*() {
     if (!methodHasBody(request.method)) return ""
