@@ -62,10 +62,13 @@ const hasBody = (request: HttpServerRequest.HttpServerRequest) => {
  * or HEAD, or a declared size over the cap (refused unread). Otherwise the request goes on as
  * it is, and nothing is done for it.
  */
-export const needsBuffering = (request: HttpServerRequest.HttpServerRequest) => {
+export const needsBuffering = (request: HttpServerRequest.HttpServerRequest) =>
+  declaresTooLarge(request) || (request.method !== "GET" && request.method !== "HEAD" && hasBody(request))
+
+/** A `Content-Length` over the cap: refused before a byte is read. */
+const declaresTooLarge = (request: HttpServerRequest.HttpServerRequest) => {
   const declared = request.headers["content-length"]
-  if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) return true
-  return request.method !== "GET" && request.method !== "HEAD" && hasBody(request)
+  return declared !== undefined && Number(declared) > MAX_BODY_BYTES
 }
 
 /**
@@ -73,8 +76,7 @@ export const needsBuffering = (request: HttpServerRequest.HttpServerRequest) => 
  * `json`, HttpApi's decoding) answer from memory.
  */
 export const bufferBody = (request: HttpServerRequest.HttpServerRequest) => {
-  const declared = request.headers["content-length"]
-  if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) return Effect.fail(tooLarge())
+  if (declaresTooLarge(request)) return Effect.fail(tooLarge())
   return Effect.map(readCapped(NodeHttpServerRequest.toIncomingMessage(request)), (bytes) => {
     const text = new TextDecoder().decode(bytes)
     // parsed once, by whoever asks first (EdgeRules' shape check, then HttpApi's decoding)

@@ -32,8 +32,10 @@ export const EdgeRulesLive = Layer.effect(EdgeRules, Effect.gen(function*() {
     const { route } = Context.get(context, HttpRouter.RouteContext)
     const facts = factsOfRoute(route.method, route.path)
     if (facts === undefined) return Effect.dieMessage(`no edge facts for ${route.method} ${route.path}`)
-    const caller = Context.getOption(context as Context.Context<never>, CurrentCaller)
-    const session = Option.isNone(caller) ? Context.getOption(context as Context.Context<never>, CurrentSession) : Option.none()
+    // provided by the caller's middleware, where the endpoint has one
+    const optional = context as Context.Context<never>
+    const caller = Context.getOption(optional, CurrentCaller)
+    const session = Option.isNone(caller) ? Context.getOption(optional, CurrentSession) : Option.none()
     const account = Option.isSome(session) ? session.value.account.id : undefined
     noteRequest(
       request,
