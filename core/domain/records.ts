@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import { JobOptionsRecord } from "./denoise-options.js"
+import { RecordClass } from "./record-class.js"
 import {
   AccountStatus, FileStatus, JobErrorCode, JobStatus, LedgerKind, LotSource, Mode, Scope, Task,
   WebhookDeliveryStatus, WebhookEndpointStatus, WebhookEventType
@@ -51,7 +52,7 @@ export class MultipartState extends Schema.Class<MultipartState>("MultipartState
   partCount: Schema.Int
 }) {}
 
-export class FileRecord extends Schema.Class<FileRecord>("FileRecord")({
+export class FileRecord extends RecordClass<FileRecord>("FileRecord")({
   id: Schema.String,
   accountId: Schema.String,
   mode: Mode,
@@ -94,7 +95,7 @@ export class JobErrorRecord extends Schema.Class<JobErrorRecord>("JobErrorRecord
   message: Schema.String
 }) {}
 
-export class JobRecord extends Schema.Class<JobRecord>("JobRecord")({
+export class JobRecord extends RecordClass<JobRecord>("JobRecord")({
   id: Schema.String,
   accountId: Schema.String,
   mode: Mode,
@@ -146,7 +147,7 @@ export class HoldDraw extends Schema.Class<HoldDraw>("HoldDraw")({
 export const HoldStatus = Schema.Literal("open", "captured", "released")
 export type HoldStatus = typeof HoldStatus.Type
 
-export class HoldRecord extends Schema.Class<HoldRecord>("HoldRecord")({
+export class HoldRecord extends RecordClass<HoldRecord>("HoldRecord")({
   id: Schema.String,
   accountId: Schema.String,
   jobId: Schema.String,
@@ -222,7 +223,7 @@ export class WebhookAttemptRecord extends Schema.Class<WebhookAttemptRecord>("We
  * One event for one endpoint: the outbox row written with the state change, then the queue
  * entry a worker claims under a lease (like a job) until it is delivered or failed.
  */
-export class WebhookDeliveryRecord extends Schema.Class<WebhookDeliveryRecord>("WebhookDeliveryRecord")({
+export class WebhookDeliveryRecord extends RecordClass<WebhookDeliveryRecord>("WebhookDeliveryRecord")({
   id: Schema.String,
   endpointId: Schema.String,
   accountId: Schema.String,
