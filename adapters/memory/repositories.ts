@@ -2,7 +2,7 @@
 import { Effect, HashMap, Layer, Option } from "effect"
 import { VALIDATION_WINDOW_MS } from "../../core/domain/limits.js"
 import type { JobRecord } from "../../core/domain/records.js"
-import { IdempotencyRecord } from "../../core/domain/records.js"
+import { IdempotencyRecord, KeyRecord } from "../../core/domain/records.js"
 import {
   AccountRepo, FileRepo, IdempotencyRepo, JobRepo, KeyRepo, WalletRepo, type IdempotencyBegin, type JobListQuery
 } from "../../core/ports/repositories.js"
@@ -27,6 +27,12 @@ export const MemoryAccountRepo = Layer.effect(AccountRepo, Effect.map(MemoryDb, 
 export const MemoryKeyRepo = Layer.effect(KeyRepo, Effect.map(MemoryDb, (db) => ({
   insert: (key) => db.modify(put("keys", key.id, key)),
   update: (key) => db.modify(put("keys", key.id, key)),
+  markUsed: (key) =>
+    db.modify((s) => {
+      const stored = HashMap.get(s.keys, key.id)
+      if (Option.isNone(stored)) return [undefined, s] as const
+      return put("keys", key.id, new KeyRecord({ ...stored.value, lastUsedAt: key.lastUsedAt }))(s)
+    }),
   get: (id) => db.read((s) => HashMap.get(s.keys, id)),
   findByHash: (hash) => db.read((s) => Option.fromNullable(values(s.keys).find((k) => k.hash === hash))),
   findByHashWithAccount: (hash) =>

@@ -16,6 +16,7 @@ import { PostgresRepositories } from "./repositories.js"
 import { PostgresTransactor } from "./transactor.js"
 
 export * from "./errors.js"
+export { AUTH_CHANGED_CHANNEL, AUTH_LISTENER_NAME, PostgresKeyCache } from "./key-cache.js"
 export * from "./operational-stats.js"
 export { migrate, MIGRATIONS, MIGRATIONS_TABLE, PostgresMigrations } from "./migrations.js"
 export * from "./payments.js"

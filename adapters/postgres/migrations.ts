@@ -22,6 +22,7 @@ import accounts from "./migrations/0006_accounts.js"
 import jobOptions from "./migrations/0007_job_options.js"
 import payments from "./migrations/0008_payments.js"
 import webhooks from "./migrations/0009_webhooks.js"
+import authChanges from "./migrations/0010_auth_changes.js"
 
 export const MIGRATIONS_TABLE = "effect_sql_migrations"
 
@@ -33,7 +34,8 @@ export const MIGRATIONS: Record<string, Effect.Effect<unknown, unknown, SqlClien
   "0006_accounts": accounts,
   "0007_job_options": jobOptions,
   "0008_payments": payments,
-  "0009_webhooks": webhooks
+  "0009_webhooks": webhooks,
+  "0010_auth_changes": authChanges
 }
 
 for (const key of Object.keys(MIGRATIONS)) {

@@ -22,6 +22,7 @@ import { PostgresUsageRepo } from "./usage.js"
 import { PostgresUserRepositories } from "./users.js"
 import { PostgresPaymentRepositories } from "./payments.js"
 import { PostgresWebhookRepo } from "./webhooks.js"
+import { PostgresKeyCache, PostgresKeyCacheLive } from "./key-cache.js"
 import { run } from "./columns.js"
 import { orFault, refuse } from "./errors.js"
 import {
@@ -62,14 +63,17 @@ const accountRow = (a: AccountRecord) => ({
   training_opt_in: a.trainingOptIn, created_at: a.createdAt
 })
 
-export const PostgresAccountRepo = Layer.effect(AccountRepo, Effect.map(SqlClient.SqlClient, (sql) => {
+export const PostgresAccountRepo = Layer.effect(AccountRepo, Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const keyCache = yield* PostgresKeyCache
   const row = accountRow
   return {
     insert: (account) => sql`INSERT INTO accounts ${sql.insert(row(account))}`.pipe(Effect.asVoid, run("AccountRepo.insert")),
     update: (account) =>
       sql<{ readonly updated: number }>`UPDATE accounts SET ${sql.update(row(account), ["id"])} WHERE id = ${account.id} RETURNING 1 AS updated`.pipe(
         Effect.flatMap((rows) => (rows.length === 1 ? Effect.void : refuse("AccountRepo.update", `no account '${account.id}' to update`))),
-        run("AccountRepo.update")
+        run("AccountRepo.update"),
+        Effect.ensuring(keyCache.changedHere)
       ),
     get: (id) =>
       sql.unsafe<Row>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1`, [id]).withoutTransform.pipe(
@@ -90,24 +94,35 @@ const KEY_WITH_ACCOUNT = `SELECT ${KEY_COLUMNS.split(",").map((c) => `k.${c.trim
   ACCOUNT_FIELDS.map((c) => `a.${c} AS a_${c}`).join(", ")
 } FROM api_keys k LEFT JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1`
 
-export const PostgresKeyRepo = Layer.effect(KeyRepo, Effect.map(makeSql, (q) => {
+const KEY_MARK_USED = `UPDATE api_keys SET last_used_at = $2 WHERE id = $1 RETURNING 1`
+
+export const PostgresKeyRepo = Layer.effect(KeyRepo, Effect.gen(function*() {
+  const q = yield* makeSql
+  const keyCache = yield* PostgresKeyCache
   const params = (k: KeyRecord) => [
     k.id, k.accountId, k.name, k.mode, k.hash, k.prefixDisplay, k.lastFour, JSON.stringify(k.scopes), k.createdAt,
     k.lastUsedAt, k.revokedAt
   ]
   return {
     insert: (key) => Effect.asVoid(q.rows("KeyRepo.insert", KEY_INSERT, params(key))),
-    update: (key) => q.one("KeyRepo.update", KEY_UPDATE, params(key), `no key '${key.id}' to update`),
+    update: (key) => q.one("KeyRepo.update", KEY_UPDATE, params(key), `no key '${key.id}' to update`).pipe(Effect.ensuring(keyCache.changedHere)),
+    markUsed: (key) =>
+      q.one("KeyRepo.markUsed", KEY_MARK_USED, [key.id, key.lastUsedAt], `no key '${key.id}' to mark used`).pipe(
+        Effect.tap(() => keyCache.noteUsed(key))
+      ),
     get: (id) => q.first("KeyRepo.get", `SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id], toKey),
     findByHash: (hash) => q.first("KeyRepo.findByHash", `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`, [hash], toKey),
-    // every keyed request: one round trip for the key and its account
+    // every keyed request: the key cache, or one round trip for the key and its account
     findByHashWithAccount: (hash) =>
-      q.first("KeyRepo.findByHashWithAccount", KEY_WITH_ACCOUNT, [hash], (r) => ({
-        key: toKey(r),
-        account: r.a_id === null || r.a_id === undefined
-          ? Option.none()
-          : Option.some(toAccount(r, "a_"))
-      })),
+      keyCache.lookup(
+        hash,
+        q.first("KeyRepo.findByHashWithAccount", KEY_WITH_ACCOUNT, [hash], (r) => ({
+          key: toKey(r),
+          account: r.a_id === null || r.a_id === undefined
+            ? Option.none()
+            : Option.some(toAccount(r, "a_"))
+        }))
+      ),
     listByAccount: (accountId) =>
       q.many(
         "KeyRepo.listByAccount",
@@ -486,6 +501,6 @@ export const PostgresLifecycleRepo = Layer.effect(LifecycleRepo, Effect.map(make
 
 /** Every repository port over the SqlClient in context. */
 export const PostgresRepositories = Layer.mergeAll(
-  PostgresAccountRepo, PostgresKeyRepo, PostgresFileRepo, PostgresJobRepo, PostgresWalletRepo, PostgresIdempotencyRepo,
+  Layer.provideMerge(Layer.merge(PostgresAccountRepo, PostgresKeyRepo), PostgresKeyCacheLive), PostgresFileRepo, PostgresJobRepo, PostgresWalletRepo, PostgresIdempotencyRepo,
   PostgresLifecycleRepo, PostgresUserRepositories, PostgresUsageRepo, PostgresPaymentRepositories, PostgresWebhookRepo
 )

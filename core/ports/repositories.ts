@@ -25,6 +25,8 @@ export class KeyRepo extends Context.Tag("hush/KeyRepo")<KeyRepo, {
   /** Oldest first. */
   readonly listByAccount: (accountId: string) => Effect.Effect<ReadonlyArray<KeyRecord>>
   readonly update: (key: KeyRecord) => Effect.Effect<void>
+  /** Records that the key was used at `key.lastUsedAt` (nothing else of it changes). */
+  readonly markUsed: (key: KeyRecord) => Effect.Effect<void>
 }>() {}
 
 export class FileRepo extends Context.Tag("hush/FileRepo")<FileRepo, {

@@ -48,7 +48,7 @@ export const authenticateWith = (keys: KeyRepo["Type"], authorization: string | 
     yield* checkKeyedAccess(account.value)
     const now = yield* Clock.currentTimeMillis
     if (key.lastUsedAt === null || now - key.lastUsedAt >= LAST_USED_GRANULARITY_MS) {
-      yield* keys.update(new KeyRecord({ ...key, lastUsedAt: now }))
+      yield* keys.markUsed(new KeyRecord({ ...key, lastUsedAt: now }))
     }
     return {
       accountId: account.value.id,

@@ -222,6 +222,34 @@ export const repositoryContracts = (
         expect(yield* keys.listByAccount("acct_a")).toEqual([revoked, other])
         expect(expectSome(yield* keys.get(other.id)).revokedAt).toBeNull()
       }))
+
+      test("markUsed records the time of use and nothing else of the record", Effect.gen(function*() {
+        const keys = yield* KeyRepo
+        const k = makeKey({ accountId: "acct_a" })
+        yield* keys.insert(k)
+        expect(expectSome(yield* keys.findByHashWithAccount(k.hash)).key.lastUsedAt).toBeNull()
+        yield* keys.markUsed(makeKey({ ...k, lastUsedAt: T0 + HOUR, name: "not this", scopes: [] }))
+        expect(expectSome(yield* keys.get(k.id))).toEqual(makeKey({ ...k, lastUsedAt: T0 + HOUR }))
+        expect(expectSome(yield* keys.findByHashWithAccount(k.hash)).key).toEqual(makeKey({ ...k, lastUsedAt: T0 + HOUR }))
+      }))
+
+      test("findByHashWithAccount answers a revocation, a scope change and a freeze made just before", Effect.gen(function*() {
+        const keys = yield* KeyRepo
+        const accounts = yield* AccountRepo
+        const owner = makeAccount()
+        yield* accounts.insert(owner)
+        const k = makeKey({ accountId: owner.id })
+        yield* keys.insert(k)
+        for (let i = 0; i < 2; i++) expect(expectSome(yield* keys.findByHashWithAccount(k.hash)).key).toEqual(k)
+        const narrowed = makeKey({ ...k, scopes: ["jobs:read"] })
+        yield* keys.update(narrowed)
+        expect(expectSome(yield* keys.findByHashWithAccount(k.hash)).key.scopes).toEqual(["jobs:read"])
+        const frozen = makeAccount({ ...owner, status: "frozen" })
+        yield* accounts.update(frozen)
+        expect(expectSome(expectSome(yield* keys.findByHashWithAccount(k.hash)).account).status).toBe("frozen")
+        yield* keys.update(makeKey({ ...narrowed, revokedAt: T0 + HOUR }))
+        expect(expectSome(yield* keys.findByHashWithAccount(k.hash)).key.revokedAt).toBe(T0 + HOUR)
+      }))
     })
 
     // ──────────────────────────────────────────────────────────────── FileRepo

@@ -1,0 +1,115 @@
+/**
+ * The key cache (adapters/postgres/key-cache.ts) on a real server: what it keeps, how another
+ * connection's change reaches it, and that it stops keeping anything while its notification
+ * connection is down. A change "nobody announces" is made with the announcing trigger disabled,
+ * the one way to tell a kept answer from a fresh one.
+ */
+import { it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { afterAll, beforeAll, describe, expect } from "vitest"
+import { AUTH_CHANGED_CHANNEL, AUTH_LISTENER_NAME, PostgresKeyCache } from "../adapters/postgres/index.js"
+import { AccountRepo, KeyRepo } from "../core/ports/repositories.js"
+import { makeAccount, makeKey } from "./contracts/fixtures.js"
+import { createDatabase, dropDatabase, freshSchemaPersistence, requirePostgres } from "./support/postgres.js"
+
+await requirePostgres()
+
+const T1 = 1_900_000_000_000
+
+/** Waits (up to 10 s) until `check` holds. */
+const eventually = <E, R>(check: Effect.Effect<boolean, E, R>) =>
+  Effect.gen(function*() {
+    for (let waited = 0; waited < 10_000; waited += 20) {
+      if (yield* check) return
+      yield* Effect.sleep("20 millis")
+    }
+    throw new Error("the condition did not hold within 10 s")
+  })
+
+const revokedAt = (hash: string) =>
+  Effect.flatMap(KeyRepo, (keys) => keys.findByHashWithAccount(hash)).pipe(Effect.map((found) => Option.getOrThrow(found).key.revokedAt))
+
+/** A change to the key's row that no trigger announces. */
+const unannouncedRevoke = (id: string, at: number | null) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(Effect.zipRight(
+      sql.unsafe(`ALTER TABLE api_keys DISABLE TRIGGER api_keys_auth_changed`),
+      sql.unsafe(`UPDATE api_keys SET revoked_at = $2 WHERE id = $1`, [id, at])
+    )))
+
+describe("postgres key cache", () => {
+  let database = ""
+  beforeAll(async () => {
+    database = await createDatabase("hush_key_cache")
+  })
+  afterAll(async () => {
+    if (database !== "") await dropDatabase(database)
+  })
+
+  const layer = () => freshSchemaPersistence(database)
+
+  const setUp = Effect.gen(function*() {
+    const cache = yield* PostgresKeyCache
+    yield* eventually(Effect.sync(() => cache.listening()))
+    const owner = makeAccount()
+    yield* Effect.flatMap(AccountRepo, (accounts) => accounts.insert(owner))
+    const key = makeKey({ accountId: owner.id })
+    yield* Effect.flatMap(KeyRepo, (keys) => keys.insert(key))
+    return { cache, owner, key }
+  })
+
+  it.live("keeps what it found while listening, until an announcement", () =>
+    Effect.gen(function*() {
+      const { key } = yield* setUp
+      expect(yield* revokedAt(key.hash)).toBeNull()
+      yield* unannouncedRevoke(key.id, T1)
+      expect(yield* revokedAt(key.hash)).toBeNull() // the kept answer
+      yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`NOTIFY ${AUTH_CHANGED_CHANNEL}`))
+      yield* eventually(Effect.map(revokedAt(key.hash), (at) => at === T1))
+    }).pipe(Effect.provide(layer())))
+
+  it.live("sees another connection's revocation and freeze once they commit (the triggers announce them)", () =>
+    Effect.gen(function*() {
+      const { key, owner } = yield* setUp
+      expect(yield* revokedAt(key.hash)).toBeNull()
+      const sql = yield* SqlClient.SqlClient
+      // as the operator CLI or another node would: plain SQL on another connection
+      yield* sql.unsafe(`UPDATE accounts SET status = 'frozen' WHERE id = $1`, [owner.id])
+      yield* eventually(Effect.map(Effect.flatMap(KeyRepo, (keys) => keys.findByHashWithAccount(key.hash)), (found) =>
+        Option.getOrThrow(Option.getOrThrow(found).account).status === "frozen"))
+      yield* sql.unsafe(`UPDATE api_keys SET revoked_at = $2 WHERE id = $1`, [key.id, T1])
+      yield* eventually(Effect.map(revokedAt(key.hash), (at) => at === T1))
+    }).pipe(Effect.provide(layer())))
+
+  it.live("does not announce a last_used_at refresh, and follows this node's own", () =>
+    Effect.gen(function*() {
+      const { key } = yield* setUp
+      const keys = yield* KeyRepo
+      yield* keys.findByHashWithAccount(key.hash)
+      yield* unannouncedRevoke(key.id, T1)
+      yield* keys.markUsed(makeKey({ ...key, lastUsedAt: T1 + 5 }))
+      yield* Effect.sleep("200 millis") // time for an announcement, were there one
+      const found = Option.getOrThrow(yield* keys.findByHashWithAccount(key.hash)).key
+      expect(found.lastUsedAt).toBe(T1 + 5)
+      expect(found.revokedAt).toBeNull() // still the kept answer: the refresh announced nothing
+    }).pipe(Effect.provide(layer())))
+
+  it.live("keeps nothing while its notification connection is down, and resumes once it is back", () =>
+    Effect.gen(function*() {
+      const { cache, key } = yield* setUp
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* revokedAt(key.hash)).toBeNull()
+      yield* sql.unsafe(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`,
+        [AUTH_LISTENER_NAME]
+      )
+      yield* eventually(Effect.sync(() => !cache.listening()))
+      yield* unannouncedRevoke(key.id, T1)
+      expect(yield* revokedAt(key.hash)).toBe(T1) // from the database: nothing was kept
+      yield* eventually(Effect.sync(() => cache.listening()))
+      expect(yield* revokedAt(key.hash)).toBe(T1)
+      yield* unannouncedRevoke(key.id, null)
+      expect(yield* revokedAt(key.hash)).toBe(T1) // kept again
+    }).pipe(Effect.provide(layer())))
+})
