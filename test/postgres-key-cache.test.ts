@@ -6,12 +6,13 @@
  */
 import { it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { ConfigProvider, Effect, Layer, Option } from "effect"
 import { afterAll, beforeAll, describe, expect } from "vitest"
-import { AUTH_CHANGED_CHANNEL, AUTH_LISTENER_NAME, PostgresKeyCache } from "../adapters/postgres/index.js"
+import { AUTH_CHANGED_CHANNEL, AUTH_LISTENER_NAME, type KeyCacheListen, PostgresKeyCache, PostgresKeyCacheListen } from "../adapters/postgres/index.js"
+import { loadConfig } from "../apps/runtime/config.js"
 import { AccountRepo, KeyRepo } from "../core/ports/repositories.js"
 import { makeAccount, makeKey } from "./contracts/fixtures.js"
-import { createDatabase, dropDatabase, freshSchemaPersistence, requirePostgres } from "./support/postgres.js"
+import { createDatabase, databaseUrl, dropDatabase, freshSchemaPersistence, requirePostgres } from "./support/postgres.js"
 
 await requirePostgres()
 
@@ -112,4 +113,46 @@ describe("postgres key cache", () => {
       yield* unannouncedRevoke(key.id, null)
       expect(yield* revokedAt(key.hash)).toBe(T1) // kept again
     }).pipe(Effect.provide(layer())))
+
+  const listeningAs = (listen: KeyCacheListen) => freshSchemaPersistence(database).pipe(Layer.provide(Layer.succeed(PostgresKeyCacheListen, listen)))
+
+  it.live("keeps nothing with DATABASE_LISTEN_URL=off", () =>
+    Effect.gen(function*() {
+      const cache = yield* PostgresKeyCache
+      const owner = makeAccount()
+      yield* Effect.flatMap(AccountRepo, (accounts) => accounts.insert(owner))
+      const key = makeKey({ accountId: owner.id })
+      yield* Effect.flatMap(KeyRepo, (keys) => keys.insert(key))
+      expect(yield* revokedAt(key.hash)).toBeNull()
+      yield* unannouncedRevoke(key.id, T1)
+      expect(yield* revokedAt(key.hash)).toBe(T1)
+      expect(cache.listening()).toBe(false)
+    }).pipe(Effect.provide(listeningAs("off"))))
+
+  it.live("listens on DATABASE_LISTEN_URL when it is a URL", () =>
+    Effect.gen(function*() {
+      const { key } = yield* setUp
+      expect(yield* revokedAt(key.hash)).toBeNull()
+      yield* unannouncedRevoke(key.id, T1)
+      expect(yield* revokedAt(key.hash)).toBeNull()
+      const sql = yield* SqlClient.SqlClient
+      const [listener] = yield* sql.unsafe<{ readonly n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, [AUTH_LISTENER_NAME])
+      expect(listener?.n).toBeGreaterThanOrEqual(1)
+    }).pipe(Effect.provide(listeningAs({ url: databaseUrl(database) }))))
+
+  it("reads DATABASE_LISTEN_URL: unset, a URL, off; set but empty stops start-up", async () => {
+    const load = (env: Record<string, string>) =>
+      Effect.runPromise(Effect.either(loadConfig.pipe(
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ DATA_DIR: "/tmp/hush-config-test", ...env }))))
+      )))
+    const listen = async (env: Record<string, string>) => {
+      const config = await load(env)
+      return config._tag === "Right" ? config.right.keyCacheListen : "refused"
+    }
+    expect(await listen({})).toBe("pool")
+    expect(await listen({ DATABASE_LISTEN_URL: "off" })).toBe("off")
+    expect(await listen({ DATABASE_LISTEN_URL: " postgres://db:5432/hush " })).toEqual({ url: "postgres://db:5432/hush" })
+    expect(await listen({ DATABASE_LISTEN_URL: "" })).toBe("refused")
+  })
 })

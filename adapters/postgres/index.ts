@@ -10,13 +10,14 @@
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { Layer, Redacted } from "effect"
+import { type KeyCacheListen, PostgresKeyCacheListen } from "./key-cache.js"
 import { PostgresMigrations } from "./migrations.js"
 import { PostgresOperationalStats } from "./operational-stats.js"
 import { PostgresRepositories } from "./repositories.js"
 import { PostgresTransactor } from "./transactor.js"
 
 export * from "./errors.js"
-export { AUTH_CHANGED_CHANNEL, AUTH_LISTENER_NAME, PostgresKeyCache } from "./key-cache.js"
+export { AUTH_CHANGED_CHANNEL, AUTH_LISTENER_NAME, type KeyCacheListen, PostgresKeyCache, PostgresKeyCacheListen } from "./key-cache.js"
 export * from "./operational-stats.js"
 export { migrate, MIGRATIONS, MIGRATIONS_TABLE, PostgresMigrations } from "./migrations.js"
 export * from "./payments.js"
@@ -36,10 +37,11 @@ export type PostgresPoolOptions = Omit<PgClient.PgClientConfig, "url">
 
 /**
  * Persistence on the database at `url` (`postgres://user:pass@host:5432/db`). The pool holds
- * up to `maxConnections` (default 10) connections; transactions beyond that wait for one.
+ * up to `maxConnections` (default 10) connections; transactions beyond that wait for one. The
+ * key cache listens as `keyCacheListen` says (key-cache.ts; default: like the pool).
  */
-export const postgresLayerFromUrl = (url: string, options: PostgresPoolOptions = {}) =>
+export const postgresLayerFromUrl = (url: string, options: PostgresPoolOptions = {}, keyCacheListen: KeyCacheListen = "pool") =>
   Layer.provideMerge(
     PostgresPersistence,
-    PgClient.layer({ applicationName: "hush", ...options, url: Redacted.make(url) })
+    Layer.merge(PgClient.layer({ applicationName: "hush", ...options, url: Redacted.make(url) }), Layer.succeed(PostgresKeyCacheListen, keyCacheListen))
   )

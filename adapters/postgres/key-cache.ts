@@ -51,6 +51,17 @@ export interface KeyCache {
 
 export class PostgresKeyCache extends Context.Tag("hush/postgres/KeyCache")<PostgresKeyCache, KeyCache>() {}
 
+/**
+ * Where the cache listens: "pool", on a connection made like the pool's (the default); a URL of
+ * its own, for a pool behind PgBouncer in transaction mode, where LISTEN on a pooled session
+ * hears nothing reliably (operations.md, Connections); or "off", no cache.
+ */
+export type KeyCacheListen = "pool" | "off" | { readonly url: string }
+
+export class PostgresKeyCacheListen extends Context.Reference<PostgresKeyCacheListen>()("hush/postgres/KeyCacheListen", {
+  defaultValue: (): KeyCacheListen => "pool"
+}) {}
+
 interface Entry {
   found: KeyWithAccount
   readonly storedAt: number
@@ -156,13 +167,17 @@ const makeKeyCache = (connection: pg.ClientConfig) =>
   })
 
 /**
- * The key cache of the PgClient in context (one per PgClient, shared by the key and account
- * repositories). Without a PgClient, or one made from a pool, it keeps nothing.
+ * The key cache, one per persistence layer, shared by the key and account repositories. It
+ * listens as PostgresKeyCacheListen says; with "pool" and no PgClient in context, or one made
+ * from a pool (no connection settings to copy), it keeps nothing.
  */
 export const PostgresKeyCacheLive = Layer.scoped(
   PostgresKeyCache,
-  Effect.flatMap(Effect.serviceOption(PgClient.PgClient), (client) => {
-    const connection = Option.flatMap(client, (c) => Option.fromNullable(clientConfig(c.config)))
-    return Option.isNone(connection) ? Effect.succeed(passThrough) : makeKeyCache(connection.value)
+  Effect.gen(function*() {
+    const listen = yield* PostgresKeyCacheListen
+    if (listen === "off") return passThrough
+    if (listen !== "pool") return yield* makeKeyCache({ connectionString: listen.url, application_name: AUTH_LISTENER_NAME, connectionTimeoutMillis: 5_000 })
+    const connection = Option.flatMap(yield* Effect.serviceOption(PgClient.PgClient), (c) => Option.fromNullable(clientConfig(c.config)))
+    return Option.isNone(connection) ? passThrough : yield* makeKeyCache(connection.value)
   })
 )

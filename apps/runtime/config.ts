@@ -5,6 +5,7 @@
 import { Config, ConfigError, Effect, Option, Redacted } from "effect"
 import { resolve } from "node:path"
 import type { RetryPolicy } from "../../adapters/http-provider/client.js"
+import type { KeyCacheListen } from "../../adapters/postgres/key-cache.js"
 import { S3Config, type S3Options } from "../../adapters/s3/config.js"
 import type { StripeOptions } from "../../adapters/stripe/index.js"
 import type { Limits } from "../../core/domain/limits.js"
@@ -38,6 +39,12 @@ export interface HushConfig {
   readonly env: string
   readonly store: StoreKind
   readonly databaseUrl: Option.Option<string>
+  /**
+   * `DATABASE_LISTEN_URL`: where the key cache listens for changes to keys and accounts
+   * (adapters/postgres/key-cache.ts). Unset: like the pool. A PostgreSQL URL: there (set it when
+   * DATABASE_URL is a PgBouncer in transaction mode). `off`: no key cache.
+   */
+  readonly keyCacheListen?: KeyCacheListen | undefined
   readonly blobStore: BlobStoreKind
   /** The bucket and its settings (`S3_BUCKET` & co., adapters/s3/README.md), with `blobStore` "s3". */
   readonly s3?: S3Options | undefined
@@ -230,6 +237,8 @@ export const loadConfig = Effect.gen(function*() {
   if (store === "postgres" && Option.isNone(databaseUrl)) {
     return yield* Effect.fail(ConfigError.MissingData(["DATABASE_URL"], "HUSH_STORE=postgres needs DATABASE_URL"))
   }
+  const listenUrl = yield* selector("DATABASE_LISTEN_URL", "a PostgreSQL URL the key cache can LISTEN on, or off")
+  const keyCacheListen: KeyCacheListen = Option.match(listenUrl, { onNone: () => "pool", onSome: (url) => (url === "off" ? "off" : { url }) })
   const s3Bucket = yield* selector("S3_BUCKET", "the bucket's name")
   const s3 = Option.isSome(s3Bucket) ? yield* S3Config : undefined
   const blobStore: BlobStoreKind = s3 === undefined ? "local" : "s3"
@@ -253,7 +262,7 @@ export const loadConfig = Effect.gen(function*() {
   yield* checkPaymentsForEnv(env, payments)
   const webhooksAllowPrivate = yield* Config.boolean("WEBHOOKS_ALLOW_PRIVATE").pipe(Config.withDefault(false))
   return {
-    port, dataDir, publicBaseUrl, env, store, databaseUrl, blobStore, s3, redisUrl, limits, gpuProvider, workerEnabled, workerConcurrency,
+    port, dataDir, publicBaseUrl, env, store, databaseUrl, keyCacheListen, blobStore, s3, redisUrl, limits, gpuProvider, workerEnabled, workerConcurrency,
     accounts, payments, webhooksAllowPrivate, observability
   } satisfies HushConfig
 })

@@ -87,7 +87,7 @@ export const persistenceLayer = (config: HushConfig, options: PersistenceOptions
     case "postgres":
       return Option.match(config.databaseUrl, {
         onNone: () => Layer.die(new Error("HUSH_STORE=postgres needs DATABASE_URL")),
-        onSome: (url) => postgresLayerFromUrl(url).pipe(Layer.orDie)
+        onSome: (url) => postgresLayerFromUrl(url, {}, config.keyCacheListen).pipe(Layer.orDie)
       })
   }
 }
