@@ -7,7 +7,9 @@
  *
  * The rules that keep a revocation (or a freeze, or a scope change) immediate:
  * - Nothing is kept unless this node is listening. Until the listening connection is up, and
- *   from the moment it fails until it is back, every lookup goes to the database.
+ *   from the moment it fails until it is back, every lookup goes to the database. A connection
+ *   that stops answering (a half-open socket, which would lose announcements unseen) is given
+ *   up within 15 s: it is pinged every 10 s.
  * - Every announcement, connection and loss of connection empties the cache and moves its
  *   generation on; a lookup stores its answer only if the generation did not move while it ran,
  *   so an answer read before a change never lands after the change's announcement.
@@ -31,6 +33,9 @@ const ENTRY_TTL_MS = 60_000
 const CHANGE_SETTLE_MS = 2_000
 const MAX_ENTRIES = 10_000
 const RECONNECT_EVERY = "1 second"
+/** A connection that went silent (a half-open socket) is given up after at most this: a ping every 10 s, 5 s to answer. */
+const PING_EVERY = "10 seconds"
+const PING_TIMEOUT = "5 seconds"
 
 /** What a lookup by hash finds (KeyRepo.findByHashWithAccount). */
 export interface KeyWithAccount {
@@ -84,9 +89,10 @@ const clientConfig = (config: PgClient.PgClientConfig): pg.ClientConfig | undefi
     ...(config.username === undefined ? {} : { user: config.username }),
     ...(config.password === undefined ? {} : { password: Redacted.value(config.password) }),
     ...(config.ssl === undefined ? {} : { ssl: config.ssl }),
-    application_name: AUTH_LISTENER_NAME,
-    connectionTimeoutMillis: 5_000
+    ...LISTENER_OPTIONS
   }
+
+const LISTENER_OPTIONS = { application_name: AUTH_LISTENER_NAME, connectionTimeoutMillis: 5_000, keepAlive: true } as const
 
 const makeKeyCache = (connection: pg.ClientConfig) =>
   Effect.gen(function*() {
@@ -116,17 +122,25 @@ const makeKeyCache = (connection: pg.ClientConfig) =>
           throw error
         }
       }),
-      ({ ended }) =>
+      ({ client, ended }) =>
         Effect.suspend(() => {
           forget()
           listening = true
-          return Effect.promise(() => ended)
-        }).pipe(Effect.zipRight(Effect.logWarning("key cache: its notification connection closed; keys are looked up in the database until it is back"))),
+          // until the connection ends, or stops answering (a notification could be lost unseen)
+          const pings = Effect.tryPromise(() => client.query("SELECT 1")).pipe(
+            Effect.timeoutFail({ duration: PING_TIMEOUT, onTimeout: () => new Error("no answer") }),
+            Effect.repeat(Schedule.spaced(PING_EVERY))
+          )
+          return Effect.raceFirst(Effect.promise(() => ended), pings)
+        }).pipe(
+          Effect.ignore,
+          Effect.zipRight(Effect.logWarning("key cache: its notification connection closed; keys are looked up in the database until it is back"))
+        ),
       ({ client }) =>
-        Effect.promise(() => {
+        Effect.suspend(() => {
           listening = false
           forget()
-          return client.end().catch(() => undefined)
+          return Effect.promise(() => client.end().catch(() => undefined)).pipe(Effect.interruptible, Effect.timeoutOption(1_000))
         })
     )
     yield* listenOnce.pipe(
@@ -176,7 +190,7 @@ export const PostgresKeyCacheLive = Layer.scoped(
   Effect.gen(function*() {
     const listen = yield* PostgresKeyCacheListen
     if (listen === "off") return passThrough
-    if (listen !== "pool") return yield* makeKeyCache({ connectionString: listen.url, application_name: AUTH_LISTENER_NAME, connectionTimeoutMillis: 5_000 })
+    if (listen !== "pool") return yield* makeKeyCache({ connectionString: listen.url, ...LISTENER_OPTIONS })
     const connection = Option.flatMap(yield* Effect.serviceOption(PgClient.PgClient), (c) => Option.fromNullable(clientConfig(c.config)))
     return Option.isNone(connection) ? passThrough : yield* makeKeyCache(connection.value)
   })
