@@ -22,7 +22,7 @@ import { createAccountWithKeys } from "../core/services/accounts.js"
 import { authenticate } from "../core/services/caller.js"
 import { claimDueDeliveries, deliver, deliverDue } from "../core/services/webhook-delivery.js"
 import { cancelJob, createDenoiseJob } from "../core/services/jobs.js"
-import { claimNext, failJob, finishCreatedTestJob, recoverLapsedLeases } from "../core/services/worker.js"
+import { claimNext, failJob, finishTestJob, recoverLapsedLeases, submitDenoiseJob } from "../core/services/worker.js"
 import { createEndpoint, emitEvent } from "../core/services/webhooks.js"
 import { transactionally } from "../core/ports/transactor.js"
 import { makeFile } from "./contracts/fixtures.js"
@@ -325,34 +325,41 @@ describe("events are written with their state change (outbox)", () => {
       expect(JSON.stringify(bodies)).not.toContain("the model crashed")
     }).pipe(Effect.provide(environment)))
 
-  it.effect("a created test job finishes with its job.succeeded event when an endpoint subscribes, in one UPDATE when none does, never after a cancel", () =>
+  it.effect("a submitted test job is stored finished in one INSERT when nobody subscribes to job.succeeded; with a subscriber it waits for finishTestJob and its event; a cancel first stands", () =>
     Effect.gen(function*() {
       const { caller, endpoint } = yield* withEndpoint("http://127.0.0.1:9/unused", ["job.succeeded"])
       const repo = yield* WebhookRepo
       const jobs = yield* JobRepo
       const file = makeFile({ accountId: caller.accountId, mode: "test", status: "ready", durationSeconds: 3, readyAt: Date.now() })
       yield* Effect.flatMap(FileRepo, (files) => files.insert(file))
-      const subscribed = yield* createDenoiseJob(caller, { file: file.id, model: null })
-      expect(Option.getOrThrow(yield* finishCreatedTestJob(subscribed))).toMatchObject({ status: "succeeded", chargedMicros: 0 })
+      const subscribed = yield* submitDenoiseJob(caller, { file: file.id, model: null })
+      expect(subscribed.finishLater).toBe(true)
+      expect(subscribed.job.status).toBe("queued")
+      expect(Option.getOrThrow(yield* jobs.get(subscribed.job.id))).toEqual(subscribed.job)
+      expect(Option.getOrThrow(yield* finishTestJob(subscribed.job.id))).toMatchObject({ status: "succeeded", chargedMicros: 0 })
       const [delivery] = yield* repo.listDeliveries({ endpointId: endpoint.id, limit: 10 })
-      expect(JSON.parse(delivery!.body)).toMatchObject({ type: "job.succeeded", data: { id: subscribed.id, status: "succeeded" } })
+      expect(JSON.parse(delivery!.body)).toMatchObject({ type: "job.succeeded", data: { id: subscribed.job.id, status: "succeeded" } })
 
-      // nobody subscribes: the job is finished all the same, and no event is written
+      // nobody subscribes: the job is stored finished at once, its answer shows it as created, no event is written
       const stored = Option.getOrThrow(yield* repo.getEndpoint(endpoint.id))
       yield* repo.updateEndpoint(new WebhookEndpointRecord({ ...stored, events: ["job.canceled"] }))
-      const quiet = yield* createDenoiseJob(caller, { file: file.id, model: null })
-      const done = Option.getOrThrow(yield* finishCreatedTestJob(quiet))
-      expect(Option.getOrThrow(yield* jobs.get(quiet.id))).toEqual(done)
+      const quiet = yield* submitDenoiseJob(caller, { file: file.id, model: null })
+      expect(quiet.finishLater).toBe(false)
+      expect(quiet.job.status).toBe("queued")
+      const done = Option.getOrThrow(yield* jobs.get(quiet.job.id))
+      expect(done).toMatchObject({ status: "succeeded", progress: 1, chargedMicros: 0, ledgerTxnId: null, attempts: 1, createdAt: quiet.job.createdAt })
       expect(done.output).toMatchObject({ format: "mp3" })
       expect(yield* repo.listDeliveries({ endpointId: endpoint.id, limit: 10 })).toHaveLength(1)
-      // a second finish, from the same stale record, writes nothing
-      expect(Option.isNone(yield* finishCreatedTestJob(quiet))).toBe(true)
+      // finishing it again writes nothing
+      expect(Option.isNone(yield* finishTestJob(quiet.job.id))).toBe(true)
 
-      // canceled first: the cancel stands
-      const canceled = yield* createDenoiseJob(caller, { file: file.id, model: null })
-      yield* cancelJob(caller, canceled.id)
-      expect(Option.isNone(yield* finishCreatedTestJob(canceled))).toBe(true)
-      expect(Option.getOrThrow(yield* jobs.get(canceled.id)).status).toBe("canceled")
+      // subscribed again, and canceled before it is finished: the cancel stands
+      yield* repo.updateEndpoint(new WebhookEndpointRecord({ ...stored, events: ["job.succeeded", "job.canceled"] }))
+      const canceled = yield* submitDenoiseJob(caller, { file: file.id, model: null })
+      expect(canceled.finishLater).toBe(true)
+      yield* cancelJob(caller, canceled.job.id)
+      expect(Option.isNone(yield* finishTestJob(canceled.job.id))).toBe(true)
+      expect(Option.getOrThrow(yield* jobs.get(canceled.job.id)).status).toBe("canceled")
     }).pipe(Effect.provide(environment)))
 
   it.effect("a cancel emits job.canceled; a failed transaction emits nothing", () =>

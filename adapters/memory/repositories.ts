@@ -9,6 +9,7 @@ import {
 import { LifecycleRepo } from "../../core/ports/lifecycle.js"
 import { JobRules } from "../../core/rules/index.js"
 import * as WebhookRules from "../../core/rules/webhooks.js"
+import type { WebhookEventType } from "../../core/domain/enums.js"
 import { MemoryDb, type MemoryState } from "./store.js"
 
 const values = <V>(map: HashMap.HashMap<string, V>): Array<V> => [...HashMap.values(map)]
@@ -17,6 +18,10 @@ const newestFirst = (a: JobRecord, b: JobRecord) => b.createdAt - a.createdAt ||
 
 const put = <K extends keyof MemoryState>(table: K, id: string, value: unknown) => (state: MemoryState) =>
   [undefined, { ...state, [table]: HashMap.set(state[table] as HashMap.HashMap<string, unknown>, id, value) }] as const
+
+/** Whether an enabled endpoint of the job's account and mode subscribes to the event (core/rules/webhooks.ts). */
+const subscribed = (s: MemoryState, job: JobRecord, event: WebhookEventType) =>
+  values(s.webhookEndpoints).some((e) => e.accountId === job.accountId && e.mode === job.mode && WebhookRules.subscribes(e, event))
 
 export const MemoryAccountRepo = Layer.effect(AccountRepo, Effect.map(MemoryDb, (db) => ({
   insert: (account) => db.modify(put("accounts", account.id, account)),
@@ -81,16 +86,9 @@ const matches = (query: JobListQuery) => (job: JobRecord) =>
 
 export const MemoryJobRepo = Layer.effect(JobRepo, Effect.map(MemoryDb, (db) => ({
   insert: (job) => db.modify(put("jobs", job.id, job)),
+  insertUnlessSubscribed: (job, event) =>
+    db.modify((s) => (subscribed(s, job, event) ? [false, s] : [true, put("jobs", job.id, job)(s)[1]])),
   update: (job) => db.modify(put("jobs", job.id, job)),
-  updateIfStatus: (job, expected, unlessSubscribed) =>
-    db.modify((s) => {
-      const stored = HashMap.get(s.jobs, job.id)
-      if (Option.isNone(stored) || stored.value.status !== expected) return [false, s]
-      const subscribed = unlessSubscribed !== undefined && values(s.webhookEndpoints).some((e) =>
-        e.accountId === stored.value.accountId && e.mode === stored.value.mode && WebhookRules.subscribes(e, unlessSubscribed)
-      )
-      return subscribed ? [false, s] : [true, put("jobs", job.id, job)(s)[1]]
-    }),
   get: (id) => db.read((s) => HashMap.get(s.jobs, id)),
   // the store's single lock already makes the holder of a transaction the only writer
   lockById: (id) => db.read((s) => HashMap.get(s.jobs, id)),

@@ -198,23 +198,19 @@ const JOB_INSERT = `INSERT INTO jobs (${JOB_COLUMNS.replace(/\s+/g, " ")}) VALUE
 const JOB_UPDATE = `UPDATE jobs SET ${
   columnList(JOB_COLUMNS).slice(1).map((c, i) => `${c} = $${i + 2}`).join(", ")
 } WHERE id = $1 RETURNING 1`
-const JOB_UPDATE_IF_STATUS = JOB_UPDATE.replace("WHERE id = $1", `WHERE id = $1 AND status = $${columnList(JOB_COLUMNS).length + 1}`)
-/** …and no enabled endpoint of the job's account and mode subscribes to the event (core/rules/webhooks.ts `subscribes`). */
-const JOB_UPDATE_IF_STATUS_UNLESS_SUBSCRIBED = JOB_UPDATE_IF_STATUS.replace(
-  /RETURNING/,
-  `AND NOT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.account_id = jobs.account_id AND w.mode = jobs.mode AND w.status = 'enabled' AND w.events ? $${columnList(JOB_COLUMNS).length + 2}) RETURNING`
-)
+/**
+ * …while no enabled endpoint of the job's account ($2) and mode ($3) subscribes to the event
+ * ($36; core/rules/webhooks.ts `subscribes`). The SELECT's parameters take the columns' types.
+ */
+const JOB_INSERT_UNLESS_SUBSCRIBED = `INSERT INTO jobs (${JOB_COLUMNS.replace(/\s+/g, " ")}) SELECT ${placeholders(35)}
+  WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.account_id = $2 AND w.mode = $3 AND w.status = 'enabled' AND w.events ? $36)
+  RETURNING 1`
 
 export const PostgresJobRepo = Layer.effect(JobRepo, Effect.map(makeSql, (q) => ({
   insert: (job) => Effect.asVoid(q.rows("JobRepo.insert", JOB_INSERT, jobParams(job))),
+  insertUnlessSubscribed: (job, event) =>
+    Effect.map(q.rows("JobRepo.insertUnlessSubscribed", JOB_INSERT_UNLESS_SUBSCRIBED, [...jobParams(job), event]), (rs) => rs.length === 1),
   update: (job) => q.one("JobRepo.update", JOB_UPDATE, jobParams(job), `no job '${job.id}' to update`),
-  updateIfStatus: (job, expected, unlessSubscribed) =>
-    Effect.map(
-      unlessSubscribed === undefined
-        ? q.rows("JobRepo.updateIfStatus", JOB_UPDATE_IF_STATUS, [...jobParams(job), expected])
-        : q.rows("JobRepo.updateIfStatus", JOB_UPDATE_IF_STATUS_UNLESS_SUBSCRIBED, [...jobParams(job), expected, unlessSubscribed]),
-      (rs) => rs.length === 1
-    ),
   get: (id) => q.first("JobRepo.get", `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`, [id], toJob),
   lockById: (id) => q.first("JobRepo.lockById", `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 FOR UPDATE`, [id], toJob),
   list: (query) => {

@@ -5,7 +5,7 @@
  */
 import { Context, Duration, Effect, FiberSet, Layer, Option, Schedule } from "effect"
 import { validateFile } from "../../core/services/files.js"
-import { finishCreatedTestJob } from "../../core/services/worker.js"
+import { finishTestJob } from "../../core/services/worker.js"
 import type { AudioProbe } from "../../core/ports/audio.js"
 import type { BlobStore } from "../../core/ports/blob-store.js"
 import type { FileRepo, JobRepo, WalletRepo } from "../../core/ports/repositories.js"
@@ -21,7 +21,7 @@ import { makeFairShare } from "./fair-share.js"
 export class Background extends Context.Tag("hush/api/Background")<Background, {
   /** Schedules the validation of a completed upload; its account shares the decoders fairly with the others. */
   readonly validate: (file: { readonly id: string; readonly accountId: string }) => Effect.Effect<void>
-  /** Finishes a test job the request just created (worker.ts, finishCreatedTestJob). */
+  /** Finishes a test job the request just created, with its event (worker.ts, submitDenoiseJob and finishTestJob). */
   readonly finishTestJob: (job: JobRecord) => Effect.Effect<void>
 }>() {}
 
@@ -56,6 +56,6 @@ export const BackgroundLive = Layer.scoped(Background, Effect.gen(function*() {
   yield* Effect.forEach(stalled, validate, { discard: true })
   return {
     validate,
-    finishTestJob: (job) => run(`test-mode job ${job.id}`, finishCreatedTestJob(job).pipe(Effect.map(Option.isSome)))
+    finishTestJob: (job) => run(`test-mode job ${job.id}`, finishTestJob(job.id))
   }
 }))

@@ -59,15 +59,14 @@ export interface JobListQuery {
 
 export class JobRepo extends Context.Tag("hush/JobRepo")<JobRepo, {
   readonly insert: (job: JobRecord) => Effect.Effect<void>
+  /**
+   * Inserts the job only while no enabled webhook endpoint of its account and mode subscribes
+   * to `event`, in one statement; false, and nothing written, when one does (a job whose event
+   * must be written with it is not inserted here).
+   */
+  readonly insertUnlessSubscribed: (job: JobRecord, event: WebhookEventType) => Effect.Effect<boolean>
   readonly get: (id: string) => Effect.Effect<Option.Option<JobRecord>>
   readonly update: (job: JobRecord) => Effect.Effect<void>
-  /**
-   * Saves the job only while its stored status is still `expected`, in one statement (no lock
-   * held between a read and the write); false, and nothing written, when it has moved on. With
-   * `unlessSubscribed`, also only while no enabled webhook endpoint of the job's account and
-   * mode subscribes to that event (a move whose event must be written with it is not made here).
-   */
-  readonly updateIfStatus: (job: JobRecord, expected: JobStatus, unlessSubscribed?: WebhookEventType) => Effect.Effect<boolean>
   /** Newest first: createdAt descending, then id descending. */
   readonly list: (query: JobListQuery) => Effect.Effect<ReadonlyArray<JobRecord>>
   /** Jobs `queued` or `processing` that use the file. */

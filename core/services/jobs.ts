@@ -65,6 +65,12 @@ export const jobOptions = (request: DenoiseJobRequest) =>
   })
 
 export const createDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
+  Effect.flatMap(prepareDenoiseJob(caller, request), (job) => storeDenoiseJob(job)).pipe(
+    Effect.withSpan("createDenoiseJob", { attributes: { "hush.account_id": caller.accountId, "hush.file_id": request.file } })
+  )
+
+/** The checks of createDenoiseJob and the job they allow, priced; nothing written. */
+export const prepareDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
   Effect.gen(function*() {
     yield* requireScope(caller.scopes, ["jobs:write"])
     yield* checkCanCreateJob(caller.account)
@@ -88,7 +94,7 @@ export const createDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
     }
     const price = priceAudio(model, duration)
     const now = yield* Clock.currentTimeMillis
-    const job = new JobRecord({
+    return new JobRecord({
       id: (yield* IdGenerator).next("job"),
       accountId: caller.accountId,
       mode: caller.mode,
@@ -120,20 +126,31 @@ export const createDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
       startedAt: null,
       finishedAt: null
     })
-    const insert = Effect.flatMap(JobRepo, (jobs) => jobs.insert(job))
-    yield* caller.mode === "test" || price.costMicros === 0
-      // test mode never holds, never charges, never answers 402: one statement, atomic alone
-      ? insert
-      : transactionally(Effect.zipRight(
-        walletStep(caller.accountId, (w, at, mint) => Wallet.hold(w, { jobId: job.id, amountMicros: price.costMicros }, at, mint)),
+  })
+
+/**
+ * Stores a prepared job: in live mode with the hold of its price, in one transaction. Test mode
+ * never holds, never charges, never answers 402: one statement (`insert`), atomic alone.
+ */
+export const storeDenoiseJob = <R = never>(
+  job: JobRecord,
+  insert: Effect.Effect<unknown, never, R | JobRepo> = Effect.flatMap(JobRepo, (jobs) => jobs.insert(job))
+) =>
+  Effect.gen(function*() {
+    const cost = job.pricing.estimatedMicros
+    const holds = job.mode === "live" && cost > 0
+    yield* holds
+      ? transactionally(Effect.zipRight(
+        walletStep(job.accountId, (w, at, mint) => Wallet.hold(w, { jobId: job.id, amountMicros: cost }, at, mint)),
         insert
       ))
+      : insert
     // committed: this process's worker may claim it now (it runs live jobs only; a test job is finished apart)
     if (job.mode === "live") yield* notifyJobQueued
     yield* Metrics.count(Metrics.jobsCreated, { model: job.model, mode: job.mode })
-    if (caller.mode === "live" && price.costMicros > 0) yield* Metrics.count(Metrics.creditHeldMicros, {}, price.costMicros)
+    if (holds) yield* Metrics.count(Metrics.creditHeldMicros, {}, cost)
     return job
-  }).pipe(Effect.withSpan("createDenoiseJob", { attributes: { "hush.account_id": caller.accountId, "hush.file_id": request.file } }))
+  })
 
 export const getJob = (caller: Caller, id: string) =>
   Effect.zipRight(requireScope(caller.scopes, ["jobs:read"]), ownedJob(caller, id))

@@ -438,28 +438,12 @@ export const repositoryContracts = (
         expect(expectSome(yield* jobs.get(other.id))).toEqual(other)
       }))
 
-      test("updateIfStatus writes only while the stored status is the expected one", Effect.gen(function*() {
-        const jobs = yield* JobRepo
-        const queued = makeJob({ accountId: "acct_a" })
-        yield* jobs.insert(queued)
-        const done = makeJob({ ...queued, status: "succeeded", progress: 1, output: jobOutput(), chargedMicros: 0, startedAt: T0 + 1, finishedAt: T0 + 2 })
-        expect(yield* jobs.updateIfStatus(done, "processing")).toBe(false)
-        expect(expectSome(yield* jobs.get(queued.id))).toEqual(queued)
-        expect(yield* jobs.updateIfStatus(done, "queued")).toBe(true)
-        expect(expectSome(yield* jobs.get(queued.id))).toEqual(done)
-        // moved on: a second writer expecting `queued` changes nothing
-        const canceled = makeJob({ ...queued, status: "canceled", finishedAt: T0 + 3 })
-        expect(yield* jobs.updateIfStatus(canceled, "queued")).toBe(false)
-        expect(expectSome(yield* jobs.get(queued.id))).toEqual(done)
-        expect(yield* jobs.updateIfStatus(makeJob({ accountId: "acct_a" }), "queued")).toBe(false)
-      }))
-
-      test("updateIfStatus with unlessSubscribed writes only while no enabled endpoint of the job's account and mode subscribes", Effect.gen(function*() {
+      test("insertUnlessSubscribed inserts only while no enabled endpoint of the job's account and mode subscribes", Effect.gen(function*() {
         const jobs = yield* JobRepo
         const webhooks = yield* WebhookRepo
-        const queued = makeJob({ accountId: "acct_a", mode: "test" })
-        yield* jobs.insert(queued)
-        const done = makeJob({ ...queued, status: "succeeded", progress: 1, output: jobOutput(), chargedMicros: 0, startedAt: T0 + 1, finishedAt: T0 + 2 })
+        const done = makeJob({
+          accountId: "acct_a", mode: "test", status: "succeeded", progress: 1, output: jobOutput(), chargedMicros: 0, startedAt: T0 + 1, finishedAt: T0 + 2
+        })
         // endpoints that do not count: another account, the other mode, a disabled one, other events
         yield* webhooks.insertEndpoint(makeEndpoint({ accountId: "acct_b", mode: "test", events: ["job.succeeded"] }))
         yield* webhooks.insertEndpoint(makeEndpoint({ accountId: "acct_a", mode: "live", events: ["job.succeeded"] }))
@@ -467,17 +451,16 @@ export const repositoryContracts = (
         yield* webhooks.insertEndpoint(makeEndpoint({ accountId: "acct_a", mode: "test", events: ["job.failed", "file.ready"] }))
         const subscriber = makeEndpoint({ accountId: "acct_a", mode: "test", events: ["file.ready", "job.succeeded"] })
         yield* webhooks.insertEndpoint(subscriber)
-        expect(yield* jobs.updateIfStatus(done, "queued", "job.succeeded")).toBe(false)
-        expect(expectSome(yield* jobs.get(queued.id))).toEqual(queued)
-        // the event nobody subscribes to does not hold the move back
-        expect(yield* jobs.updateIfStatus(done, "queued", "job.canceled")).toBe(true)
-        expect(expectSome(yield* jobs.get(queued.id))).toEqual(done)
-        // nor does the subscriber once it is gone; the status still has to match
-        const second = makeJob({ accountId: "acct_a", mode: "test" })
-        yield* jobs.insert(second)
+        expect(yield* jobs.insertUnlessSubscribed(done, "job.succeeded")).toBe(false)
+        expectNone(yield* jobs.get(done.id))
+        // the event nobody subscribes to does not hold the insert back, and every field is stored
+        expect(yield* jobs.insertUnlessSubscribed(done, "job.canceled")).toBe(true)
+        expect(expectSome(yield* jobs.get(done.id))).toEqual(done)
+        // nor does the subscriber once it is gone
+        const other = makeJob({ accountId: "acct_a", mode: "test", options: done.options })
         yield* webhooks.deleteEndpoint(subscriber.id)
-        expect(yield* jobs.updateIfStatus(makeJob({ ...second, status: "canceled", finishedAt: T0 + 3 }), "processing", "job.succeeded")).toBe(false)
-        expect(yield* jobs.updateIfStatus(makeJob({ ...second, status: "canceled", finishedAt: T0 + 3 }), "queued", "job.succeeded")).toBe(true)
+        expect(yield* jobs.insertUnlessSubscribed(other, "job.succeeded")).toBe(true)
+        expect(expectSome(yield* jobs.get(other.id))).toEqual(other)
       }))
 
       /** 25 jobs of acct_a/live, 4 per createdAt, ids not in insertion or time order; plus noise. */

@@ -3,7 +3,8 @@ import { Effect } from "effect"
 import { LimitsConfig } from "../../../core/domain/limits.js"
 import { JobPage, OutputLink } from "../../../core/schema/index.js"
 import { CurrentCaller } from "../../../core/services/caller.js"
-import { cancelJob, createDenoiseJob, getJob, getOutputLink, listJobs } from "../../../core/services/jobs.js"
+import { cancelJob, getJob, getOutputLink, listJobs } from "../../../core/services/jobs.js"
+import { submitDenoiseJob } from "../../../core/services/worker.js"
 import { presentJob } from "../../../core/services/present.js"
 import { toIso } from "../../../core/time.js"
 import { Background } from "../background.js"
@@ -18,9 +19,8 @@ export const JobsHandlers = HttpApiBuilder.group(HushApi, "jobs", (handlers) =>
       .handle("createDenoiseJob", ({ payload }) =>
         Effect.gen(function*() {
           const caller = yield* CurrentCaller
-          const job = yield* createDenoiseJob(caller, payload)
-          // test mode: no model runs; the sample result is attached at once, off the request path
-          if (job.mode === "test") yield* background.finishTestJob(job)
+          const { finishLater, job } = yield* submitDenoiseJob(caller, payload)
+          if (finishLater) yield* background.finishTestJob(job)
           return present(job)
         }))
       .handle("listJobs", ({ urlParams }) =>
