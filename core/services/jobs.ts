@@ -65,7 +65,7 @@ export const jobOptions = (request: DenoiseJobRequest) =>
   })
 
 export const createDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
-  Effect.flatMap(prepareDenoiseJob(caller, request), (job) => storeDenoiseJob(job)).pipe(
+  Effect.flatMap(prepareDenoiseJob(caller, request), (job) => Effect.as(storeDenoiseJob(job), job)).pipe(
     Effect.withSpan("createDenoiseJob", { attributes: { "hush.account_id": caller.accountId, "hush.file_id": request.file } })
   )
 
@@ -130,16 +130,17 @@ export const prepareDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
 
 /**
  * Stores a prepared job: in live mode with the hold of its price, in one transaction. Test mode
- * never holds, never charges, never answers 402: one statement (`insert`), atomic alone.
+ * never holds, never charges, never answers 402: one statement (`insert`), atomic alone. The
+ * answer is `insert`'s.
  */
-export const storeDenoiseJob = <R = never>(
+export const storeDenoiseJob = <A = void, R = never>(
   job: JobRecord,
-  insert: Effect.Effect<unknown, never, R | JobRepo> = Effect.flatMap(JobRepo, (jobs) => jobs.insert(job))
+  insert: Effect.Effect<A, never, R | JobRepo> = Effect.flatMap(JobRepo, (jobs) => jobs.insert(job)) as Effect.Effect<A, never, JobRepo>
 ) =>
   Effect.gen(function*() {
     const cost = job.pricing.estimatedMicros
     const holds = job.mode === "live" && cost > 0
-    yield* holds
+    const inserted = yield* holds
       ? transactionally(Effect.zipRight(
         walletStep(job.accountId, (w, at, mint) => Wallet.hold(w, { jobId: job.id, amountMicros: cost }, at, mint)),
         insert
@@ -149,7 +150,7 @@ export const storeDenoiseJob = <R = never>(
     if (job.mode === "live") yield* notifyJobQueued
     yield* Metrics.count(Metrics.jobsCreated, { model: job.model, mode: job.mode })
     if (holds) yield* Metrics.count(Metrics.creditHeldMicros, {}, cost)
-    return job
+    return inserted
   })
 
 export const getJob = (caller: Caller, id: string) =>

@@ -186,18 +186,21 @@ export const finishTestJob = (jobId: string) =>
  * the request path. The job returned is the job as created, which the answer shows.
  */
 export const submitDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
+  caller.mode === "test"
+    ? submitTestJob(caller, request)
+    : Effect.map(createDenoiseJob(caller, request), (job) => ({ job, finishLater: false }))
+
+const submitTestJob = (caller: Caller, request: DenoiseJobRequest) =>
   Effect.gen(function*() {
-    if (caller.mode !== "test") return { job: yield* createDenoiseJob(caller, request), finishLater: false }
     const job = yield* prepareDenoiseJob(caller, request)
     // a job just prepared is queued, and its claimer holds the lease: the rules cannot refuse
     const succeeded = yield* Effect.orDie(Effect.flatMap(claimAsTest(job), ({ now, output, owner, processing }) =>
       JobRules.succeed(processing, owner, { output: outputRecord(output), chargedMicros: 0, ledgerTxnId: null, now })))
     const jobs = yield* JobRepo
-    let finishLater = false
-    yield* storeDenoiseJob(job, Effect.flatMap(jobs.insertUnlessSubscribed(succeeded, "job.succeeded"), (stored) => {
-      finishLater = !stored
-      return stored ? Effect.void : jobs.insert(job)
-    }))
-    if (!finishLater) yield* countSucceeded(succeeded)
-    return { job, finishLater }
+    const storedFinished = yield* storeDenoiseJob(job, Effect.tap(
+      jobs.insertUnlessSubscribed(succeeded, "job.succeeded"),
+      (stored) => (stored ? Effect.void : jobs.insert(job))
+    ))
+    if (storedFinished) yield* countSucceeded(succeeded)
+    return { job, finishLater: !storedFinished }
   }).pipe(Effect.withSpan("createDenoiseJob", { attributes: { "hush.account_id": caller.accountId, "hush.file_id": request.file } }))
