@@ -3,7 +3,7 @@
  * test-mode jobs. Fibers run in the server's scope, so shutdown interrupts them cleanly; a
  * file left `validating` by a shutdown is picked up again at the next start.
  */
-import { Context, Duration, Effect, FiberSet, Layer, Option, Schedule } from "effect"
+import { Context, Duration, Effect, FiberSet, Layer, Schedule } from "effect"
 import { validateFile } from "../../core/services/files.js"
 import { finishTestJob } from "../../core/services/worker.js"
 import type { AudioProbe } from "../../core/ports/audio.js"

@@ -65,9 +65,12 @@ export const jobOptions = (request: DenoiseJobRequest) =>
   })
 
 export const createDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
-  Effect.flatMap(prepareDenoiseJob(caller, request), (job) => Effect.as(storeDenoiseJob(job), job)).pipe(
-    Effect.withSpan("createDenoiseJob", { attributes: { "hush.account_id": caller.accountId, "hush.file_id": request.file } })
-  )
+  Effect.flatMap(prepareDenoiseJob(caller, request), (job) =>
+    Effect.as(storeDenoiseJob(job, Effect.flatMap(JobRepo, (jobs) => jobs.insert(job))), job)).pipe(createSpan(caller, request))
+
+/** The span of a create, whichever way it stores the job. */
+export const createSpan = (caller: Caller, request: DenoiseJobRequest) =>
+  Effect.withSpan("createDenoiseJob", { attributes: { "hush.account_id": caller.accountId, "hush.file_id": request.file } })
 
 /** The checks of createDenoiseJob and the job they allow, priced; nothing written. */
 export const prepareDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
@@ -133,10 +136,7 @@ export const prepareDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
  * never holds, never charges, never answers 402: one statement (`insert`), atomic alone. The
  * answer is `insert`'s.
  */
-export const storeDenoiseJob = <A = void, R = never>(
-  job: JobRecord,
-  insert: Effect.Effect<A, never, R | JobRepo> = Effect.flatMap(JobRepo, (jobs) => jobs.insert(job)) as Effect.Effect<A, never, JobRepo>
-) =>
+export const storeDenoiseJob = <A, R>(job: JobRecord, insert: Effect.Effect<A, never, R>) =>
   Effect.gen(function*() {
     const cost = job.pricing.estimatedMicros
     const holds = job.mode === "live" && cost > 0

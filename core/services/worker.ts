@@ -13,7 +13,7 @@ import { transactionally } from "../ports/transactor.js"
 import { JobRules } from "../rules/index.js"
 import * as Wallet from "../wallet/wallet.js"
 import type { Caller } from "./caller.js"
-import { createDenoiseJob, type DenoiseJobRequest, prepareDenoiseJob, releaseHold, storeDenoiseJob } from "./jobs.js"
+import { createDenoiseJob, createSpan, type DenoiseJobRequest, prepareDenoiseJob, releaseHold, storeDenoiseJob } from "./jobs.js"
 import * as Metrics from "../observability/metrics.js"
 import { walletStep } from "./wallet.js"
 import { emitJobEvent } from "./webhooks.js"
@@ -203,4 +203,4 @@ const submitTestJob = (caller: Caller, request: DenoiseJobRequest) =>
     ))
     if (storedFinished) yield* countSucceeded(succeeded)
     return { job, finishLater: !storedFinished }
-  }).pipe(Effect.withSpan("createDenoiseJob", { attributes: { "hush.account_id": caller.accountId, "hush.file_id": request.file } }))
+  }).pipe(createSpan(caller, request))
