@@ -9,10 +9,11 @@ import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Effect, Layer, Option } from "effect"
 import { afterAll, beforeAll, describe, expect } from "vitest"
 import { AUTH_CHANGED_CHANNEL, AUTH_LISTENER_NAME, type KeyCacheListen, PostgresKeyCache, PostgresKeyCacheListen } from "../adapters/postgres/index.js"
-import { loadConfig } from "../apps/runtime/config.js"
+import { type HushConfig, loadConfig } from "../apps/runtime/config.js"
+import { persistenceLayer } from "../apps/runtime/layers.js"
 import { AccountRepo, KeyRepo } from "../core/ports/repositories.js"
 import { makeAccount, makeKey } from "./contracts/fixtures.js"
-import { createDatabase, databaseUrl, dropDatabase, freshSchemaPersistence, requirePostgres } from "./support/postgres.js"
+import { createDatabase, databaseUrl, dropDatabase, freshSchemaPersistence, requirePostgres, runSql } from "./support/postgres.js"
 
 await requirePostgres()
 
@@ -154,5 +155,35 @@ describe("postgres key cache", () => {
     expect(await listen({ DATABASE_LISTEN_URL: "off" })).toBe("off")
     expect(await listen({ DATABASE_LISTEN_URL: " postgres://db:5432/hush " })).toEqual({ url: "postgres://db:5432/hush" })
     expect(await listen({ DATABASE_LISTEN_URL: "" })).toBe("refused")
+  })
+
+  it("a process that authenticates no key (a separate worker, the CLI) holds no listening connection", async () => {
+    const own = await createDatabase("hush_key_cache_worker")
+    const listeners = () =>
+      runSql(databaseUrl(own), (sql) =>
+        sql.unsafe<{ readonly n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND datname = $2`, [AUTH_LISTENER_NAME, own]))
+        .then((rows) => rows[0]?.n)
+    const config = {
+      port: 1, dataDir: "/tmp", publicBaseUrl: "http://x", env: "test", store: "postgres", databaseUrl: Option.some(databaseUrl(own)),
+      blobStore: "local", redisUrl: Option.none()
+    } satisfies HushConfig
+    /** The listening connections seen while the layer is built: once one shows, or after 2 s. */
+    const whileBuilt = (authenticates: boolean) =>
+      Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+        yield* Layer.build(persistenceLayer(config, { authenticates }))
+        let seen = 0
+        // the listener connects in the background
+        for (let waited = 0; waited < 2_000 && seen === 0; waited += 50) {
+          yield* Effect.sleep("50 millis")
+          seen = (yield* Effect.promise(listeners)) ?? 0
+        }
+        return seen
+      })))
+    try {
+      expect(await whileBuilt(false)).toBe(0)
+      expect(await whileBuilt(true)).toBe(1)
+    } finally {
+      await dropDatabase(own)
+    }
   })
 })

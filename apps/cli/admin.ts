@@ -36,7 +36,7 @@ export const runAdmin = async (argv: ReadonlyArray<string>): Promise<number> => 
     console.error("error: the in-memory store (HUSH_STORE=memory) lives only inside its server process; the CLI cannot reach it. Use the embedded default or DATABASE_URL.")
     return 1
   }
-  const root = compose(config, keys, { runners: [], attachEmbedded: true })
+  const root = compose(config, keys, { runners: [], attachEmbedded: true, authenticates: false })
   const exit = await Effect.runPromiseExit(runAdminCommand(parsed.command).pipe(Effect.provide(root.core)))
   if (Exit.isSuccess(exit)) {
     print(parsed.json, exit.value)

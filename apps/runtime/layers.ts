@@ -15,7 +15,7 @@ import {
 import { LocalStorageConfig, localStorageRoutes, makeLocalStorage, sweepStale } from "../../adapters/local-storage/index.js"
 import { MemoryPersistence } from "../../adapters/memory/index.js"
 import { embeddedPostgresLayer } from "../../adapters/embedded-postgres/index.js"
-import { postgresLayerFromUrl } from "../../adapters/postgres/index.js"
+import { postgresLayerFromUrl, PostgresKeyCacheListen } from "../../adapters/postgres/index.js"
 import { MemoryRateLimiter } from "../../adapters/memory/rate-limiter.js"
 import { RandomIds } from "../../adapters/webcrypto/ids.js"
 import { makeWebhookSender } from "../../adapters/webhook-http/sender.js"
@@ -72,6 +72,11 @@ export interface PersistenceOptions {
    * none runs (the operator CLI); a server refuses a directory another process holds.
    */
   readonly attachEmbedded?: boolean | undefined
+  /**
+   * False for a process that never authenticates an API key (a separate worker, the operator
+   * CLI): it keeps no key cache, so it holds no listening connection (adapters/postgres/key-cache.ts).
+   */
+  readonly authenticates?: boolean | undefined
 }
 
 /**
@@ -83,11 +88,14 @@ export const persistenceLayer = (config: HushConfig, options: PersistenceOptions
     case "memory":
       return MemoryPersistence
     case "embedded":
-      return embeddedPostgresLayer({ dir: embeddedDatabaseDir(config.dataDir), attach: options.attachEmbedded }).pipe(Layer.orDie)
+      return embeddedPostgresLayer({ dir: embeddedDatabaseDir(config.dataDir), attach: options.attachEmbedded }).pipe(
+        Layer.provide(Layer.succeed(PostgresKeyCacheListen, options.authenticates === false ? "off" : "pool")),
+        Layer.orDie
+      )
     case "postgres":
       return Option.match(config.databaseUrl, {
         onNone: () => Layer.die(new Error("HUSH_STORE=postgres needs DATABASE_URL")),
-        onSome: (url) => postgresLayerFromUrl(url, {}, config.keyCacheListen).pipe(Layer.orDie)
+        onSome: (url) => postgresLayerFromUrl(url, {}, options.authenticates === false ? "off" : config.keyCacheListen).pipe(Layer.orDie)
       })
   }
 }

@@ -32,6 +32,8 @@ export interface ComposeOptions {
   readonly limits?: Partial<Limits> | undefined
   /** Connect to the embedded database a running server holds (the CLI; see persistenceLayer). */
   readonly attachEmbedded?: boolean | undefined
+  /** False where no API key is authenticated (a separate worker, the CLI): no key cache (see persistenceLayer). */
+  readonly authenticates?: boolean | undefined
   /** Overrides of the self-serve accounts' numbers (tests). */
   readonly accountSettings?: Partial<AccountSettings> | undefined
   /** Another password hasher (tests: a fast one). */
@@ -53,6 +55,7 @@ export const compose = (config: HushConfig, keys: DeploymentKeys, options: Compo
     runners: options.runners ?? configuredRunners(config),
     limits: options.limits,
     attachEmbedded: options.attachEmbedded,
+    authenticates: options.authenticates,
     accountSettings: options.accountSettings,
     hasher: options.hasher
   })

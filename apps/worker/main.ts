@@ -14,7 +14,7 @@ const program = Effect.gen(function*() {
     console.error("A separate worker needs a shared database: set DATABASE_URL (PostgreSQL). On the embedded default, `npm start` already runs the worker in the API process.")
     return yield* Effect.sync(() => process.exit(2))
   }
-  const root = compose(config, keys)
+  const root = compose(config, keys, { authenticates: false })
   // the ffmpeg check runs while the core builds (database, migrations); claiming starts after both
   return yield* Layer.launch(Layer.merge(root.worker(), root.metricsPort).pipe(
     Layer.provide(Layer.merge(root.core, requireFfmpegLayer("Hush worker"))),
