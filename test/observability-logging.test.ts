@@ -3,6 +3,7 @@ import { Cause, Effect, LogLevel, Option } from "effect"
 import { execFileSync, spawn } from "node:child_process"
 import { describe, expect, it } from "vitest"
 import { DEFAULT_OBSERVABILITY, loggingLayer } from "../apps/runtime/observability.js"
+import { LogFields } from "../core/observability/log-fields.js"
 import { tracingLayer } from "../apps/runtime/tracing.js"
 
 const capture = async (format: "json" | "text", program: Effect.Effect<void>) => {
@@ -40,6 +41,20 @@ describe("log lines", () => {
     expect(lines[0]).not.toContain("\n")
     expect(lines[0]).toContain('message="odd \\"value\\""')
     expect(lines[0]).toContain('detail="two\\nlines" plain=x')
+  })
+
+  it("fields carried in the message (LogFields) are the line's own fields, after the fiber's annotations", async () => {
+    const fields = new LogFields([["requestId", "req_3"], ["status", 201], ["route", "/v1/jobs/:job_id"]])
+    const program = Effect.logInfo("request", fields).pipe(Effect.annotateLogs({ tenant: "acme" }), Effect.withLogSpan("served"))
+    const [json] = (await capture("json", program)).map((line) => JSON.parse(line))
+    expect(json).toMatchObject({ message: "request", tenant: "acme", requestId: "req_3", status: 201, route: "/v1/jobs/:job_id" })
+    expect(Object.keys(json.spans)).toEqual(["served"])
+    const [text] = await capture("text", program)
+    expect(text).toMatch(/ message=request served=\d+ms tenant=acme requestId=req_3 status=201 route=\/v1\/jobs\/:job_id$/)
+    // a message of several parts keeps its other parts
+    const [several] = await capture("text", Effect.logInfo("a", fields, "b"))
+    expect(several).toContain('message="[\\"a\\",\\"b\\"]"')
+    expect(several).toContain("requestId=req_3")
   })
 
   it("with tracing off, spans are no-ops and no placeholder trace id reaches a line", async () => {

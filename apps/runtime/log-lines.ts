@@ -9,6 +9,7 @@
  */
 import { Cause, Context, FiberId, FiberRef, FiberRefs, HashMap, List, Logger, Option, Tracer } from "effect"
 import { writeSync } from "node:fs"
+import { LogFields } from "../../core/observability/log-fields.js"
 import { isRecorded } from "../../core/observability/spans.js"
 
 /** Where finished lines go. */
@@ -71,16 +72,22 @@ const traceFields = (refs: FiberRefs.FiberRefs): ReadonlyArray<readonly [string,
 const recordOf = (options: Logger.Logger.Options<unknown>): LogRecord => {
   const now = options.date.getTime()
   const spans: Array<readonly [string, number]> = []
-  for (const span of List.toArray(options.spans)) spans.push([span.label, now - span.startTime])
+  for (let list = options.spans; List.isCons(list); list = list.tail) spans.push([list.head.label, now - list.head.startTime])
+  // forEach, not toEntries: no iterator objects for what is usually an empty map
   const fields: Array<readonly [string, unknown]> = []
-  for (const [key, value] of HashMap.toEntries(options.annotations)) fields.push([key, value])
+  HashMap.forEach(options.annotations, (value, key) => fields.push([key, value]))
+  const parts = Array.isArray(options.message) ? options.message : [options.message]
+  const text: Array<unknown> = []
+  for (const part of parts) {
+    if (part instanceof LogFields) fields.push(...part.entries)
+    else text.push(part)
+  }
   fields.push(...traceFields(options.context))
-  const message = Array.isArray(options.message) && options.message.length === 1 ? options.message[0] : options.message
   return {
     timestamp: options.date.toISOString(),
     level: options.logLevel.label,
-    fiber: FiberId.threadName(options.fiberId),
-    message,
+    fiber: options.fiberId._tag === "Runtime" ? `#${options.fiberId.id}` : FiberId.threadName(options.fiberId),
+    message: text.length === 1 ? text[0] : text,
     cause: Cause.isEmpty(options.cause) ? undefined : Cause.pretty(options.cause, { renderErrorCause: true }),
     spans,
     fields

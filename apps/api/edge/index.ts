@@ -72,7 +72,7 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
     const requestId = ids.next("req")
     const headers: Record<string, string> = { "x-request-id": requestId }
     // the caller, once known (edge/rules.ts), and the problem answered, for the request's metrics and log line
-    const facts = beginRequestFacts(request)
+    const facts = beginRequestFacts(request, headers)
     let answeredProblem: ApiError | undefined
     const problem = (error: ApiError) => {
       answeredProblem = error

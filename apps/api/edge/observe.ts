@@ -4,11 +4,12 @@
  * route, status, duration and the caller's account and key ids. Headers, bodies and query
  * strings are never logged: they carry keys, signed URLs' signatures and session cookies.
  */
-import type { HttpServerRequest } from "@effect/platform"
+import { HttpApp, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Context, Effect, FiberRef, HashMap, Option, Tracer } from "effect"
+import { Context, Effect, Option, Tracer } from "effect"
 import { STORAGE_PATH_PREFIX } from "../../../adapters/local-storage/config.js"
 import type { ApiError } from "../../../core/errors.js"
+import { LogFields } from "../../../core/observability/log-fields.js"
 import * as Metrics from "../../../core/observability/metrics.js"
 import { isRecorded } from "../../../core/observability/spans.js"
 import { DASHBOARD_PAGES } from "../web.js"
@@ -20,6 +21,8 @@ export interface RequestFacts {
   route?: string
   accountId?: string
   keyId?: string
+  /** Headers for the answer, whatever it turns out to be; the edge writes them once (addAnswerHeaders). */
+  readonly answerHeaders: Record<string, string>
 }
 
 /**
@@ -30,11 +33,25 @@ export interface RequestFacts {
 const factsByMessage = new WeakMap<object, RequestFacts>()
 const messageOf = (request: HttpServerRequest.HttpServerRequest): object => NodeHttpServerRequest.toIncomingMessage(request) ?? request
 
-/** The edge starts the request's facts when it arrives. */
-export const beginRequestFacts = (request: HttpServerRequest.HttpServerRequest): RequestFacts => {
-  const facts: RequestFacts = {}
+/** The edge starts the request's facts when it arrives, with the headers it will add to the answer. */
+export const beginRequestFacts = (request: HttpServerRequest.HttpServerRequest, answerHeaders: Record<string, string>): RequestFacts => {
+  const facts: RequestFacts = { answerHeaders }
   factsByMessage.set(messageOf(request), facts)
   return facts
+}
+
+/**
+ * Adds `headers` to the request's answer, whatever it turns out to be (a problem or a replay
+ * too). Through the edge's one header write where the edge serves the request: a pre-response
+ * handler per request costs a fiber-ref copy, a step and a second copy of the answer's headers.
+ */
+export const addAnswerHeaders = (request: HttpServerRequest.HttpServerRequest, headers: Record<string, string>): Effect.Effect<void> => {
+  const facts = factsByMessage.get(messageOf(request))
+  if (facts !== undefined) {
+    Object.assign(facts.answerHeaders, headers)
+    return Effect.void
+  }
+  return HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
 }
 
 /** Records the matched route and the caller, if any, for the request's metrics and log line (nothing outside the edge). */
@@ -125,9 +142,9 @@ export interface Answered {
 
 /**
  * The request's metrics, its span's attributes and its one log line. Every request ends here,
- * so it is three steps of the runtime, not a dozen: the metrics and the span are updated in
- * one synchronous read of the context, and the line's fields are set on the request's own
- * fiber (whose last work this is) rather than scoped around the log call.
+ * so it is two steps of the runtime, not a dozen: the metrics and the span are updated in
+ * one synchronous read of the context, and the line's fields travel in its message
+ * (`LogFields`), not as annotations of the fiber.
  */
 export const recordAnswer = (answer: Answered) =>
   Effect.contextWithEffect((context: Context.Context<never>) => {
@@ -154,8 +171,5 @@ export const recordAnswer = (answer: Answered) =>
     ]
     if (accountId !== undefined) fields.push(["accountId", accountId])
     if (keyId !== undefined) fields.push(["keyId", keyId])
-    return Effect.zipRight(
-      FiberRef.update(FiberRef.currentLogAnnotations, (annotations) => fields.reduce((map, [key, value]) => HashMap.set(map, key, value), annotations)),
-      Effect.logInfo("request")
-    )
+    return Effect.logInfo("request", new LogFields(fields))
   })

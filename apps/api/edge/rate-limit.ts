@@ -5,12 +5,13 @@
  * caller (a 401 included). `unlimited` endpoints draw on none. The `RateLimit-*` headers are
  * added to whatever answer the request gets.
  */
-import { HttpApp, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type { HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { RateLimited } from "../../../core/errors.js"
 import { type RateDecision, RateLimiter } from "../../../core/ports/rate-limiter.js"
 import * as Metrics from "../../../core/observability/metrics.js"
 import type { BucketName } from "./annotations.js"
+import { addAnswerHeaders } from "./observe.js"
 
 export const BUCKETS = {
   creates: { capacity: 120, perMinute: 120 },
@@ -36,12 +37,16 @@ export const rateLimitedError = (decision: RateDecision) =>
  * Takes a token from `bucket` for `who` (`key_…`, `account:acct_…`, `ip:…`); the answer gets
  * the bucket's headers; an empty bucket is `429 rate_limited`.
  */
-export const takeToken = (limiter: RateLimiter["Type"], bucket: LimitedBucket, who: string) =>
+export const takeToken = (
+  limiter: RateLimiter["Type"],
+  request: HttpServerRequest.HttpServerRequest,
+  bucket: LimitedBucket,
+  who: string
+) =>
   Effect.flatMap(
     limiter.take({ key: `${bucket}:${who}`, capacity: BUCKETS[bucket].capacity, refillPerSecond: BUCKETS[bucket].perMinute / 60 }),
     (decision) => {
-      const headers = rateLimitHeaders(decision)
-      const tagged = HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+      const tagged = addAnswerHeaders(request, rateLimitHeaders(decision))
       return decision.allowed
         ? tagged
         : Effect.zipRight(Effect.zipRight(tagged, Metrics.count(Metrics.rateLimitRejections, { bucket })), Effect.fail(rateLimitedError(decision)))
@@ -52,4 +57,4 @@ export const addressOf = (request: HttpServerRequest.HttpServerRequest) => Optio
 
 /** A request without a valid caller: the public bucket of its IP. */
 export const takeAddressToken = (limiter: RateLimiter["Type"], request: HttpServerRequest.HttpServerRequest) =>
-  takeToken(limiter, "public", `ip:${addressOf(request)}`)
+  takeToken(limiter, request, "public", `ip:${addressOf(request)}`)

@@ -46,8 +46,10 @@ export const EdgeRulesLive = Layer.effect(EdgeRules, Effect.gen(function*() {
     if (facts.bucket !== "unlimited") {
       // without a caller every bucket is the IP's public one
       steps.push(Option.isSome(caller)
-        ? takeToken(limiter, facts.bucket, caller.value.keyId)
-        : account !== undefined ? takeToken(limiter, facts.bucket, `account:${account}`) : takeToken(limiter, "public", `ip:${addressOf(request)}`))
+        ? takeToken(limiter, request, facts.bucket, caller.value.keyId)
+        : account !== undefined
+        ? takeToken(limiter, request, facts.bucket, `account:${account}`)
+        : takeToken(limiter, request, "public", `ip:${addressOf(request)}`))
     }
     if (Option.isSome(caller) && facts.scopes.length > 0) steps.push(requireScope(caller.value.scopes, facts.scopes))
     const key = facts.idempotent ? request.headers["idempotency-key"] : undefined

@@ -100,7 +100,7 @@ export const DashboardSessionLive = Layer.effect(DashboardSession, Effect.gen(fu
         )
         if (isUnsafe(request.method)) {
           // a refused token still costs the account a request
-          yield* Effect.tapError(checkCsrf(request, signedIn.csrfToken), () => takeToken(limiter, "creates", `account:${signedIn.account.id}`))
+          yield* Effect.tapError(checkCsrf(request, signedIn.csrfToken), () => takeToken(limiter, request, "creates", `account:${signedIn.account.id}`))
         }
         return signedIn
       })
