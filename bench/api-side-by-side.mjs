@@ -99,10 +99,11 @@ const specOf = (caseName, data) => {
  * side once for `seconds`, in an order that rotates from round to round; each side's rate is
  * divided by the baseline's of the same round, and the table shows the median of those ratios.
  */
-export const sideBySide = async ({ sides, cli, work, perfLua, cases, rounds, seconds, connections }) => {
+export const sideBySide = async ({ sides, cli, work, perfLua, cases, rounds, seconds, connections, keys = 48 }) => {
   // each server counts rate limits alone (in memory), so one pool of keys serves every side;
   // 48 keys outlast the create bucket (120, then 2 a second) at a few hundred creates a second
-  const data = await prepare(sides[0].origin, cli, 48)
+  // (a faster machine, more sides or longer rounds need more: `keys`)
+  const data = await prepare(sides[0].origin, cli, keys)
   let specs = 0
   const wrk = async (origin, spec, secs) => {
     const file = join(work, `side-spec-${++specs}.lua`)

@@ -1,7 +1,6 @@
 /**
  * Records → the spec's wire shapes. The one place field names and formats are mapped.
- * The hot ones (a job, a file) skip the constructor's validation: HttpApi encodes every
- * response through the same schema, which checks it once, and once is enough per request.
+ * The hot ones (a job, a file) skip the constructor's validation (SKIP_CONSTRUCTOR_CHECK).
  */
 import type { CatalogModel } from "../domain/catalog.js"
 import type { Limits } from "../domain/limits.js"
@@ -15,12 +14,18 @@ import {
 import { toIso, toIsoOrNull } from "../time.js"
 import type { CreditsView } from "./credits.js"
 
-/** Schema classes' constructor option: no validation (the response's encoding validates). */
+/**
+ * Schema classes' constructor option: no validation. The API answers these classes' JSON as it
+ * is (apps/api/edge/json-answer.ts; the tests' servers check each answer against its encoding).
+ * Without validation the constructor appends a constant field (`object`) after the others, so
+ * the hot presenters name it in its place, and the JSON keeps the spec's order.
+ */
 const SKIP_CONSTRUCTOR_CHECK = { disableValidation: true } as const
 
 export const presentJob = (job: JobRecord, limits: Limits): Job =>
   new Job({
     id: job.id,
+    object: "job",
     task: job.task,
     model: job.model,
     status: job.status,
@@ -59,6 +64,7 @@ export const presentJob = (job: JobRecord, limits: Limits): Job =>
 export const presentFile = (file: FileRecord, limits: Limits): File =>
   new File({
     id: file.id,
+    object: "file",
     filename: file.filename,
     content_type: file.contentType,
     size_bytes: file.sizeBytes,

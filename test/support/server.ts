@@ -19,6 +19,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { CheckJsonAnswers } from "../../apps/api/edge/json-answer.js"
 import { apiLayer } from "../../apps/api/server.js"
 import type { WorkerOptions } from "../../apps/worker/background.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
@@ -114,6 +115,8 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const logs = options.logs
   const settings = Layer.mergeAll(
     root.tracing,
+    // a direct JSON answer must be what the schema's encoding would have sent (edge/json-answer.ts)
+    Layer.succeed(CheckJsonAnswers, true),
     options.clock === undefined ? Layer.empty : Layer.setClock(options.clock),
     Logger.minimumLogLevel(options.logLevel ?? (logs === undefined ? PRINTED_LOG_LEVEL : LogLevel.Info)),
     logs === undefined ? Layer.empty : Logger.replace(Logger.defaultLogger, Logger.make(({ annotations, logLevel, message }) => {

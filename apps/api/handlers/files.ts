@@ -8,6 +8,7 @@ import { completeFile, createFile, deleteFile, getFile } from "../../../core/ser
 import { presentCreateOut, presentFile } from "../../../core/services/present.js"
 import { Background } from "../background.js"
 import { HushApi } from "../definition.js"
+import { jsonAnswer } from "../edge/json-answer.js"
 import { STRICT } from "../edge/strict.js"
 import { invalidFromParseError } from "../edge/invalid.js"
 
@@ -29,6 +30,11 @@ export const FilesHandlers = HttpApiBuilder.group(HushApi, "files", (handlers) =
   Effect.gen(function*() {
     const limits = yield* LimitsConfig
     const background = yield* Background
+    const answer = {
+      created: yield* jsonAnswer(HushApi, "files", "createFile"),
+      file: yield* jsonAnswer(HushApi, "files", "getFile"),
+      completed: yield* jsonAnswer(HushApi, "files", "completeFile")
+    }
     return handlers
       .handle("createFile", ({ payload }) =>
         Effect.gen(function*() {
@@ -36,10 +42,10 @@ export const FilesHandlers = HttpApiBuilder.group(HushApi, "files", (handlers) =
           const created = yield* createFile(caller, {
             filename: payload.filename, sizeBytes: payload.size_bytes, contentType: payload.content_type
           })
-          return presentCreateOut(created.file, created.upload, created.expiresAt)
+          return answer.created(presentCreateOut(created.file, created.upload, created.expiresAt))
         }))
       .handle("getFile", ({ path }) =>
-        Effect.flatMap(CurrentCaller, (caller) => getFile(caller, path.file_id)).pipe(Effect.map((f) => presentFile(f, limits))))
+        Effect.flatMap(CurrentCaller, (caller) => getFile(caller, path.file_id)).pipe(Effect.map((file) => answer.file(presentFile(file, limits)))))
       .handle("deleteFile", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => deleteFile(caller, path.file_id)))
       .handle("completeFile", ({ path }) =>
         Effect.gen(function*() {
@@ -48,6 +54,6 @@ export const FilesHandlers = HttpApiBuilder.group(HushApi, "files", (handlers) =
           const parts = body?.parts?.map((p) => ({ partNumber: p.part_number, etag: p.etag })) ?? null
           const file = yield* completeFile(caller, path.file_id, parts)
           if (file.status === "validating") yield* background.validate(file)
-          return presentFile(file, limits)
+          return answer.completed(presentFile(file, limits))
         }))
   }))

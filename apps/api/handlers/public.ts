@@ -6,6 +6,7 @@ import { Health, ModelList } from "../../../core/schema/index.js"
 import { presentModel } from "../../../core/services/present.js"
 import { ServerInfo } from "../context.js"
 import { HushApi } from "../definition.js"
+import { jsonAnswer } from "../edge/json-answer.js"
 import { StatusProbe } from "../status.js"
 
 export const PublicHandlers = HttpApiBuilder.group(HushApi, "public", (handlers) =>
@@ -13,8 +14,10 @@ export const PublicHandlers = HttpApiBuilder.group(HushApi, "public", (handlers)
     const info = yield* ServerInfo
     const catalog = yield* ModelCatalog
     const status = yield* StatusProbe
+    // the same answer to every health check: made once (the edge adds each request's own headers)
+    const health = Effect.succeed((yield* jsonAnswer(HushApi, "public", "health"))(new Health({ status: "ok", version: info.version, env: info.env })))
     return handlers
-      .handle("health", () => Effect.succeed(new Health({ status: "ok", version: info.version, env: info.env })))
+      .handle("health", () => health)
       .handle("listModels", () => Effect.succeed(new ModelList({ data: catalog.models.map(presentModel) })))
       .handle("getModel", ({ path }) =>
         Option.match(findModel(catalog, `${path.provider}/${path.model}`), {
