@@ -7,11 +7,10 @@
 import { SqlClient } from "@effect/sql"
 import * as Migrator from "@effect/sql/Migrator"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as PgClient from "@effect/sql-pg/PgClient"
 import { it } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect } from "vitest"
-import { migrate, MIGRATIONS, MIGRATIONS_TABLE } from "../adapters/postgres/index.js"
+import { migrate, MIGRATIONS, MIGRATIONS_TABLE, postgresPoolLayer } from "../adapters/postgres/index.js"
 import { createDatabase, databaseUrl, dropDatabase, requirePostgres } from "./support/postgres.js"
 
 await requirePostgres()
@@ -22,7 +21,7 @@ let schemas = 0
 const freshSchema = (database: string) => {
   const schema = `accounts_${process.pid}_${++schemas}`
   return Layer.effectDiscard(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE SCHEMA ${schema}`))).pipe(
-    Layer.provideMerge(PgClient.layer({ url: Redacted.make(databaseUrl(database, schema)) }))
+    Layer.provideMerge(postgresPoolLayer({ url: databaseUrl(database, schema) }))
   )
 }
 

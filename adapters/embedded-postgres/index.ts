@@ -9,9 +9,8 @@
  *   - with `attach: true` it connects to the server another process runs on `dir` (the
  *     operator CLI while `npm start` runs) and starts one only when none runs.
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
-import { Context, Effect, Layer, Redacted } from "effect"
-import { PostgresPersistence } from "../postgres/index.js"
+import { Context, Effect, Layer } from "effect"
+import { PostgresPersistence, postgresPoolLayer } from "../postgres/index.js"
 import { CONNECT_TIMEOUT, type EmbeddedPostgresInfo, type EmbeddedPostgresOptions, openEmbeddedPostgres } from "./server.js"
 
 export { EmbeddedPostgresError, type EmbeddedPostgresInfo, type EmbeddedPostgresOptions, openEmbeddedPostgres, socketDirOf } from "./server.js"
@@ -31,16 +30,13 @@ export interface EmbeddedPoolOptions {
 export const embeddedClientLayer = (pool: EmbeddedPoolOptions = {}) =>
   Layer.unwrapEffect(Effect.map(EmbeddedPostgres, (server) => {
     const password = server.url === undefined ? undefined : new URL(server.url).password
-    return PgClient.layer({
+    return postgresPoolLayer({
       host: server.host,
       port: server.port,
-      username: server.username,
+      user: server.username,
       database: server.database,
-      ...(password === undefined ? {} : { password: Redacted.make(decodeURIComponent(password)) }),
-      applicationName: "hush",
-      maxConnections: pool.maxConnections ?? 10,
-      connectTimeout: CONNECT_TIMEOUT
-    })
+      password: password === undefined ? undefined : decodeURIComponent(password)
+    }, { maxConnections: pool.maxConnections ?? 10, connectTimeout: CONNECT_TIMEOUT })
   }))
 
 /** Persistence on the embedded server: the same services as PostgresPersistence, plus EmbeddedPostgres, PgClient and SqlClient. */

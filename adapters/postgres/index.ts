@@ -5,14 +5,14 @@
  * Compose:
  *   - `PostgresPersistence`: needs `SqlClient` (e.g. from `PgClient.layer(...)`), provides the
  *     ports; fails to build with MigrationError | SqlError.
- *   - `postgresLayerFromUrl(url, options)`: the same with its own pool, plus `PgClient` and
- *     `SqlClient` for health checks.
+ *   - `postgresLayerFromUrl(url, options)`: the same with its own pool (pool.ts: named
+ *     statements), plus `PgClient` and `SqlClient` for health checks.
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
-import { Layer, Redacted } from "effect"
+import { Layer } from "effect"
 import { type KeyCacheListen, PostgresKeyCacheListen } from "./key-cache.js"
 import { PostgresMigrations } from "./migrations.js"
 import { PostgresOperationalStats } from "./operational-stats.js"
+import { postgresPoolLayer, type PostgresPoolOptions } from "./pool.js"
 import { PostgresRepositories } from "./repositories.js"
 import { PostgresTransactor } from "./transactor.js"
 
@@ -21,6 +21,7 @@ export { AUTH_CHANGED_CHANNEL, AUTH_LISTENER_NAME, type KeyCacheListen, Postgres
 export * from "./operational-stats.js"
 export { migrate, MIGRATIONS, MIGRATIONS_TABLE, PostgresMigrations } from "./migrations.js"
 export * from "./payments.js"
+export { MAX_NAMED_STATEMENTS, namingClient, type PostgresConnection, postgresPoolLayer, type PostgresPoolOptions } from "./pool.js"
 export * from "./repositories.js"
 export * from "./transactor.js"
 export * from "./usage.js"
@@ -33,15 +34,14 @@ export const PostgresPersistence = Layer.mergeAll(PostgresRepositories, Postgres
   Layer.provide(PostgresMigrations)
 )
 
-export type PostgresPoolOptions = Omit<PgClient.PgClientConfig, "url">
-
 /**
  * Persistence on the database at `url` (`postgres://user:pass@host:5432/db`). The pool holds
- * up to `maxConnections` (default 10) connections; transactions beyond that wait for one. The
+ * up to `maxConnections` (default 10) connections; transactions beyond that wait for one;
+ * `preparedStatements: false` for a pooler that cannot keep named statements (pool.ts). The
  * key cache listens as `keyCacheListen` says (key-cache.ts; default: like the pool).
  */
 export const postgresLayerFromUrl = (url: string, options: PostgresPoolOptions = {}, keyCacheListen: KeyCacheListen = "pool") =>
   Layer.provideMerge(
     PostgresPersistence,
-    Layer.merge(PgClient.layer({ applicationName: "hush", ...options, url: Redacted.make(url) }), Layer.succeed(PostgresKeyCacheListen, keyCacheListen))
+    Layer.merge(postgresPoolLayer({ url }, options), Layer.succeed(PostgresKeyCacheListen, keyCacheListen))
   )

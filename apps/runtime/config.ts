@@ -45,6 +45,12 @@ export interface HushConfig {
    * DATABASE_URL is a PgBouncer in transaction mode). `off`: no key cache.
    */
   readonly keyCacheListen?: KeyCacheListen | undefined
+  /**
+   * `DATABASE_PREPARED_STATEMENTS=off`: the pool's statements run unnamed, for a pooler that
+   * cannot keep named ones (PgBouncer in transaction mode before 1.21). Default on
+   * (adapters/postgres/pool.ts).
+   */
+  readonly preparedStatements?: boolean | undefined
   readonly blobStore: BlobStoreKind
   /** The bucket and its settings (`S3_BUCKET` & co., adapters/s3/README.md), with `blobStore` "s3". */
   readonly s3?: S3Options | undefined
@@ -239,6 +245,7 @@ export const loadConfig = Effect.gen(function*() {
   }
   const listenUrl = yield* selector("DATABASE_LISTEN_URL", "a PostgreSQL URL the key cache can LISTEN on, or off")
   const keyCacheListen: KeyCacheListen = Option.match(listenUrl, { onNone: () => "pool", onSome: (url) => (url === "off" ? "off" : { url }) })
+  const preparedStatements = (yield* Config.literal("on", "off")("DATABASE_PREPARED_STATEMENTS").pipe(Config.withDefault("on" as const))) === "on"
   const s3Bucket = yield* selector("S3_BUCKET", "the bucket's name")
   const s3 = Option.isSome(s3Bucket) ? yield* S3Config : undefined
   const blobStore: BlobStoreKind = s3 === undefined ? "local" : "s3"
@@ -262,7 +269,7 @@ export const loadConfig = Effect.gen(function*() {
   yield* checkPaymentsForEnv(env, payments)
   const webhooksAllowPrivate = yield* Config.boolean("WEBHOOKS_ALLOW_PRIVATE").pipe(Config.withDefault(false))
   return {
-    port, dataDir, publicBaseUrl, env, store, databaseUrl, keyCacheListen, blobStore, s3, redisUrl, limits, gpuProvider, workerEnabled, workerConcurrency,
+    port, dataDir, publicBaseUrl, env, store, databaseUrl, keyCacheListen, preparedStatements, blobStore, s3, redisUrl, limits, gpuProvider, workerEnabled, workerConcurrency,
     accounts, payments, webhooksAllowPrivate, observability
   } satisfies HushConfig
 })

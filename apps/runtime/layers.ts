@@ -95,7 +95,9 @@ export const persistenceLayer = (config: HushConfig, options: PersistenceOptions
     case "postgres":
       return Option.match(config.databaseUrl, {
         onNone: () => Layer.die(new Error("HUSH_STORE=postgres needs DATABASE_URL")),
-        onSome: (url) => postgresLayerFromUrl(url, {}, options.authenticates === false ? "off" : config.keyCacheListen).pipe(Layer.orDie)
+        onSome: (url) =>
+          postgresLayerFromUrl(url, { preparedStatements: config.preparedStatements }, options.authenticates === false ? "off" : config.keyCacheListen)
+            .pipe(Layer.orDie)
       })
   }
 }

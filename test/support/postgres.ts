@@ -11,7 +11,7 @@
 import { SqlClient } from "@effect/sql"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { Effect, Layer, Redacted } from "effect"
-import { PostgresPersistence, postgresLayerFromUrl, type PostgresPoolOptions } from "../../adapters/postgres/index.js"
+import { PostgresPersistence, postgresLayerFromUrl, postgresPoolLayer, type PostgresPoolOptions } from "../../adapters/postgres/index.js"
 import { RandomIds } from "../../adapters/webcrypto/ids.js"
 import { DEFAULT_MODEL_DEFINITIONS, makeCatalog, ModelCatalog } from "../../core/domain/catalog.js"
 import { AccountSettingsConfig, defaultAccountSettings } from "../../core/domain/account-settings.js"
@@ -65,7 +65,7 @@ let schemas = 0
  */
 export const freshSchemaPersistence = (database: string, options: PostgresPoolOptions = {}) => {
   const schema = `contract_${process.pid}_${++schemas}`
-  const client = PgClient.layer({ ...options, url: Redacted.make(databaseUrl(database, schema)) })
+  const client = postgresPoolLayer({ url: databaseUrl(database, schema) }, options)
   const createSchema = Layer.effectDiscard(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE SCHEMA ${schema}`)))
   return PostgresPersistence.pipe(Layer.provide(createSchema), Layer.provideMerge(client))
 }
