@@ -25,6 +25,7 @@ import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { printSideBySide, sideBySide } from "./api-side-by-side.mjs"
+import { startFlags } from "./start-flags.mjs"
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 const server = (process.env.BENCH_POSTGRES ?? "postgres://postgres@127.0.0.1:5432").replace(/\/+$/, "")
@@ -106,7 +107,7 @@ const startHush = async (mode, port) => {
     Object.assign(env, { METRICS_TOKEN: metricsToken, OTEL_EXPORTER_OTLP_ENDPOINT: server.otlp.url })
   }
   if (mode === "sampled") Object.assign(env, { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: env.OTEL_TRACES_SAMPLER_ARG ?? "0.1" })
-  server.child = spawn(process.execPath, ["--enable-source-maps", join(root, "dist/app/api.mjs")], { env, stdio: ["ignore", "ignore", "inherit"] })
+  server.child = spawn(process.execPath, [...startFlags(root), join(root, "dist/app/api.mjs")], { env, stdio: ["ignore", "ignore", "inherit"] })
   servers.push(server)
   for (let waited = 0; ; waited += 200) {
     if (server.child.exitCode !== null) throw new Error(`Hush (${mode}) exited (${server.child.exitCode}) before answering`)

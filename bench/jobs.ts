@@ -27,6 +27,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { makeNoisySpeech } from "../test/support/audio-fixtures.js"
+import { startFlags } from "./start-flags.mjs"
 
 const run = promisify(execFile)
 const here = fileURLToPath(new URL(".", import.meta.url))
@@ -171,7 +172,8 @@ const startServer = async (dataDir: string, env: Record<string, string> = {}) =>
   // BENCH_SERVER_NODE_ARGS: extra node flags for the server (e.g. --cpu-prof --cpu-prof-dir=DIR)
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")
   const command = process.env.BENCH_SERVER_WRAP === undefined ? [process.execPath] : [...process.env.BENCH_SERVER_WRAP.split(" "), process.execPath]
-  const server = spawn(command[0]!, [...command.slice(1), "--enable-source-maps", ...nodeArgs, join(here, "api.mjs")], {
+  // as `npm start` runs it (dist/app is two levels below the root)
+  const server = spawn(command[0]!, [...command.slice(1), ...startFlags(join(here, "..", "..")), ...nodeArgs, join(here, "api.mjs")], {
     env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, PUBLIC_BASE_URL: baseUrl, ...env },
     stdio: ["ignore", process.env.BENCH_SERVER_STDOUT ? "inherit" : "ignore", "inherit"]
   })
