@@ -47,7 +47,8 @@ type Query = (this: pg.Client, config: unknown, values?: unknown, callback?: unk
 
 /**
  * A `pg.Client` class whose text queries with parameters and a callback (how `@effect/sql-pg`
- * runs every statement) carry a name from `names`; anything else passes through unchanged.
+ * runs every statement) carry a name by their text (the first `max` texts); anything else
+ * passes through unchanged.
  */
 export const namingClient = (max = MAX_NAMED_STATEMENTS): typeof pg.Client => {
   const names = new Map<string, string>()

@@ -69,8 +69,6 @@ export interface JsonAnswer {
   readonly direct: boolean
 }
 
-const handBack = <A>(value: A) => value
-
 /** The answerer of `api`'s endpoint `group`.`name`; an unknown endpoint is a defect at start-up. */
 export const jsonAnswer = (api: HttpApi.HttpApi.Any, group: string, name: string): Effect.Effect<JsonAnswer> =>
   Effect.map(CheckJsonAnswers, (check) => {
@@ -80,9 +78,10 @@ export const jsonAnswer = (api: HttpApi.HttpApi.Any, group: string, name: string
     const schemas = new Set<Schema.Schema.Any>()
     HttpApiSchema.deunionize(schemas, endpoint.successSchema)
     const [only] = schemas
-    if (schemas.size !== 1 || only === undefined || HttpApiSchema.isVoid(only.ast)) return Object.assign(handBack, { direct: false })
+    const handBack = Object.assign(<A>(value: A) => value, { direct: false })
+    if (schemas.size !== 1 || only === undefined || HttpApiSchema.isVoid(only.ast)) return handBack
     const encoding = HttpApiSchema.getEncoding(only.ast)
-    if (encoding.kind !== "Json" || !encodesAsItself(only.ast)) return Object.assign(handBack, { direct: false })
+    if (encoding.kind !== "Json" || !encodesAsItself(only.ast)) return handBack
     const options = { status: HttpApiSchema.getStatusSuccess(only), contentType: encoding.contentType }
     const encode = Schema.encodeUnknownSync(only as Schema.Schema<unknown, unknown, never>)
     const answer = <A>(value: A) => {
