@@ -101,6 +101,18 @@ describe("postgres key cache", () => {
       expect(found.revokedAt).toBeNull() // still the kept answer: the refresh announced nothing
     }).pipe(Effect.provide(layer())))
 
+  it.live("a refresh changes only the time of use of what it keeps", () =>
+    Effect.gen(function*() {
+      const { key } = yield* setUp
+      const keys = yield* KeyRepo
+      yield* keys.findByHashWithAccount(key.hash)
+      yield* unannouncedRevoke(key.id, T1)
+      yield* keys.markUsed(makeKey({ ...key, lastUsedAt: T1 + 5, name: "not this", scopes: [] }))
+      const found = Option.getOrThrow(yield* keys.findByHashWithAccount(key.hash)).key
+      expect(found.revokedAt).toBeNull() // the kept answer, refreshed
+      expect(found).toEqual(makeKey({ ...key, lastUsedAt: T1 + 5 }))
+    }).pipe(Effect.provide(layer())))
+
   it.live("keeps nothing while its notification connection is down, and resumes once it is back", () =>
     Effect.gen(function*() {
       const { cache, key } = yield* setUp

@@ -22,7 +22,7 @@
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { Context, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import pg from "pg"
-import type { AccountRecord, KeyRecord } from "../../core/domain/records.js"
+import { type AccountRecord, KeyRecord } from "../../core/domain/records.js"
 
 export const AUTH_CHANGED_CHANNEL = "hush_auth_changed"
 /** The listening connection's application_name (pg_stat_activity). */
@@ -169,7 +169,10 @@ const makeKeyCache = (connection: pg.ClientConfig) =>
         }),
       noteUsed: (key) => {
         const kept = entries.get(key.hash)
-        if (kept !== undefined && kept.found.key.id === key.id) kept.found = { ...kept.found, key }
+        // the time of use and nothing else, as markUsed writes it: the rest of the kept record stays
+        if (kept !== undefined && kept.found.key.id === key.id) {
+          kept.found = { ...kept.found, key: new KeyRecord({ ...kept.found.key, lastUsedAt: key.lastUsedAt }, { disableValidation: true }) }
+        }
       },
       changedHere: Effect.sync(() => {
         settlesAt = Math.max(settlesAt, Date.now() + CHANGE_SETTLE_MS)
