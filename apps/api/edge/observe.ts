@@ -4,8 +4,6 @@
  * route, status, duration and the caller's account and key ids. Headers, bodies and query
  * strings are never logged: they carry keys, signed URLs' signatures and session cookies.
  */
-import { HttpApp, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Context, Effect, Option, Tracer } from "effect"
 import { STORAGE_PATH_PREFIX } from "../../../adapters/local-storage/config.js"
 import type { ApiError } from "../../../core/errors.js"
@@ -14,59 +12,7 @@ import * as Metrics from "../../../core/observability/metrics.js"
 import { isRecorded } from "../../../core/observability/spans.js"
 import { DASHBOARD_PAGES } from "../web.js"
 import { allEndpointFacts, pathMatches, pathOf } from "./facts.js"
-
-/** The route and who called, filled in by the edge's middleware once known (edge/rules.ts), read when the answer is logged. */
-export interface RequestFacts {
-  /** The template the router matched; absent when no endpoint's middleware ran (then routeOfRequest finds it). */
-  route?: string
-  accountId?: string
-  keyId?: string
-  /** Headers for the answer, whatever it turns out to be; the edge writes them once (addAnswerHeaders). */
-  readonly answerHeaders: Record<string, string>
-}
-
-/**
- * Each request's facts, by its Node message (the same under every copy of the request that
- * the router and the body buffering make): cheaper than providing a service per request, which
- * copies the whole context.
- */
-const factsByMessage = new WeakMap<object, RequestFacts>()
-const messageOf = (request: HttpServerRequest.HttpServerRequest): object => NodeHttpServerRequest.toIncomingMessage(request) ?? request
-
-/** The edge starts the request's facts when it arrives, with the headers it will add to the answer. */
-export const beginRequestFacts = (request: HttpServerRequest.HttpServerRequest, answerHeaders: Record<string, string>): RequestFacts => {
-  const facts: RequestFacts = { answerHeaders }
-  factsByMessage.set(messageOf(request), facts)
-  return facts
-}
-
-/**
- * Adds `headers` to the request's answer, whatever it turns out to be (a problem or a replay
- * too). Through the edge's one header write where the edge serves the request: a pre-response
- * handler per request costs a fiber-ref copy, a step and a second copy of the answer's headers.
- */
-export const addAnswerHeaders = (request: HttpServerRequest.HttpServerRequest, headers: Record<string, string>): Effect.Effect<void> => {
-  const facts = factsByMessage.get(messageOf(request))
-  if (facts !== undefined) {
-    Object.assign(facts.answerHeaders, headers)
-    return Effect.void
-  }
-  return HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
-}
-
-/** Records the matched route and the caller, if any, for the request's metrics and log line (nothing outside the edge). */
-export const noteRequest = (
-  request: HttpServerRequest.HttpServerRequest,
-  route: string,
-  caller: { readonly accountId: string; readonly keyId?: string | undefined } | undefined
-) => {
-  const facts = factsByMessage.get(messageOf(request))
-  if (facts === undefined) return
-  facts.route = route
-  if (caller === undefined) return
-  facts.accountId = caller.accountId
-  if (caller.keyId !== undefined) facts.keyId = caller.keyId
-}
+import type { RequestFacts } from "./request-facts.js"
 
 interface Template {
   readonly path: string

@@ -11,7 +11,7 @@ import { RateLimited } from "../../../core/errors.js"
 import { type RateDecision, RateLimiter } from "../../../core/ports/rate-limiter.js"
 import * as Metrics from "../../../core/observability/metrics.js"
 import type { BucketName } from "./annotations.js"
-import { addAnswerHeaders } from "./observe.js"
+import { addAnswerHeaders } from "./request-facts.js"
 
 export const BUCKETS = {
   creates: { capacity: 120, perMinute: 120 },

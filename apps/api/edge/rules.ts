@@ -16,7 +16,7 @@ import { checkBody, methodHasBody } from "./body.js"
 import { allEndpointFacts, factsOfRoute, pathOf } from "./facts.js"
 import { checkIdempotencyKey, idempotent } from "./idempotency.js"
 import { EdgeRules, type EdgeRulesFailure } from "./middleware.js"
-import { noteRequest } from "./observe.js"
+import { noteRequest } from "./request-facts.js"
 import { addressOf, takeToken } from "./rate-limit.js"
 
 export const EdgeRulesLive = Layer.effect(EdgeRules, Effect.gen(function*() {
