@@ -86,7 +86,7 @@ const recordOf = (options: Logger.Logger.Options<unknown>): LogRecord => {
   return {
     timestamp: options.date.toISOString(),
     level: options.logLevel.label,
-    fiber: options.fiberId._tag === "Runtime" ? `#${options.fiberId.id}` : FiberId.threadName(options.fiberId),
+    fiber: FiberId.threadName(options.fiberId),
     message: text.length === 1 ? text[0] : text,
     cause: Cause.isEmpty(options.cause) ? undefined : Cause.pretty(options.cause, { renderErrorCause: true }),
     spans,

@@ -4,7 +4,7 @@
  * imports: the dashboard's bundle reaches the rate limits (edge/rate-limit.ts) through the
  * session middleware, which the HttpApi definition names.
  */
-import { HttpApp, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 
 /** The route and who called, filled in by the edge's middleware once known (edge/rules.ts), read when the answer is logged. */
@@ -35,16 +35,15 @@ export const beginRequestFacts = (request: HttpServerRequest.HttpServerRequest, 
 
 /**
  * Adds `headers` to the request's answer, whatever it turns out to be (a problem or a replay
- * too). Through the edge's one header write where the edge serves the request: a pre-response
- * handler per request costs a fiber-ref copy, a step and a second copy of the answer's headers.
+ * too), through the edge's one header write: a pre-response handler per request would cost a
+ * fiber-ref copy, a step and a second copy of the answer's headers. The edge is around every
+ * route (edge/index.ts), so a request without facts is a defect, not a header to lose.
  */
 export const addAnswerHeaders = (request: HttpServerRequest.HttpServerRequest, headers: Record<string, string>): Effect.Effect<void> => {
   const facts = factsByMessage.get(messageOf(request))
-  if (facts !== undefined) {
-    Object.assign(facts.answerHeaders, headers)
-    return Effect.void
-  }
-  return HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+  if (facts === undefined) return Effect.dieMessage(`no edge facts for ${request.method} ${request.url}`)
+  Object.assign(facts.answerHeaders, headers)
+  return Effect.void
 }
 
 /** Records the matched route and the caller, if any, for the request's metrics and log line (nothing outside the edge). */
