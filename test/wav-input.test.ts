@@ -1,10 +1,10 @@
 /**
  * The WAVs the pipeline reads itself (adapters/rnnoise/wav-input.ts) give, bit for bit, what
- * its decoding ffmpeg gives (the same arguments, `decodeArgs`), and the pipeline then starts one
- * ffmpeg (the encoder) instead of two. Needs ffmpeg on PATH.
+ * its decoding ffmpeg gives (the same arguments, `decodeArgs`), and the pipeline then starts no
+ * ffmpeg for an MP3 output (encoded in this process, mp3.ts) instead of two. Needs ffmpeg on PATH.
  */
 import { spawn } from "node:child_process"
-import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
@@ -206,7 +206,7 @@ describe("WAV inputs read without ffmpeg", () => {
 })
 
 describe("the pipeline on a plain WAV", () => {
-  it.live("starts one ffmpeg (the encoder) where an MP3 input starts two", () =>
+  it.live("a short MP3 starts no ffmpeg where an MP3 input starts one (the decoder); a long job, or a bitrate LAME has no constant rate for, starts ffmpeg's encoder", () =>
     Effect.gen(function*() {
       // the children may write no file (RLIMIT_FSIZE 0): each start makes a folder instead
       const starts = path("starts")
@@ -215,10 +215,20 @@ describe("the pipeline on a plain WAV", () => {
         await writeFile(wrapper, `#!/bin/sh\ncase "$*" in *libmp3lame*) kind=encoder ;; *) kind=decoder ;; esac\nmkdir -p '${starts}' && mkdir "${starts}/$kind-$$"\nexec ffmpeg "$@"\n`)
         await chmod(wrapper, 0o755)
       })
-      for (const [name, expected] of [["s16-mono.wav", ["encoder"]], ["s16-mono.mp3", ["decoder", "encoder"]]] as const) {
-        yield* Effect.promise(() => rm(starts, { recursive: true, force: true }))
+      // [input, bitrate, validated duration (s), the ffmpeg started]
+      const cases = [
+        ["s16-mono.wav", 128, 4, []],
+        ["s16-mono.mp3", 128, 4, ["decoder"]],
+        ["s16-mono.wav", 100, 4, ["encoder"]],
+        ["s16-mono.wav", 128, 61, ["encoder"]]
+      ] as const
+      for (const [name, bitrateKbps, durationSeconds, expected] of cases) {
+        yield* Effect.promise(async () => {
+          await rm(starts, { recursive: true, force: true })
+          await mkdir(starts)
+        })
         const bytes = yield* Effect.promise(() => readFile(path(name)))
-        const out = yield* Stream.runCollect(denoiseToOutput(Stream.make(new Uint8Array(bytes)), { bitrateKbps: 128, durationSeconds: 4, ffmpegPath: wrapper }))
+        const out = yield* Stream.runCollect(denoiseToOutput(Stream.make(new Uint8Array(bytes)), { bitrateKbps, durationSeconds, ffmpegPath: wrapper }))
         expect([...out].reduce((n, b) => n + b.length, 0)).toBeGreaterThan(3 * 16_000)
         const started = yield* Effect.promise(() => readdir(starts))
         expect(started.map((entry) => entry.split("-")[0]).sort()).toEqual(expected)

@@ -19,12 +19,15 @@ import { OUTPUT_FORMATS, type OutputFormat, TRUE_PEAK_CEILING_DBTP } from "../..
 import type { StepSpan } from "../../core/observability/steps.js"
 import type { ChildLimits } from "../ffmpeg/process.js"
 import { type Child, feed, firstError, spawnChild, unexpected } from "./child.js"
+import { encodeMp3, encodesInProcess } from "./mp3.js"
 import { SAMPLE_RATE } from "./engine.mjs"
 
 export interface EncodeOptions {
   readonly format: OutputFormat
   /** MP3 only; Opus has its own (OUTPUT_FORMATS). */
   readonly mp3BitrateKbps: number
+  /** The job's validated duration: a short MP3 is encoded in this process (mp3.ts). */
+  readonly audioSeconds: number
   /** Integrated loudness target in LUFS, or null: the level is left as it is. */
   readonly loudness: number | null
   readonly ffmpegPath: string
@@ -236,6 +239,12 @@ export const encodeOutput = <E>(samples: Stream.Stream<Uint8Array, E>, channels:
       }
       closeStep()
       return fileStream(path)
+    }
+    const kbps = options.mp3BitrateKbps
+    if (format === "mp3" && options.loudness === null && encodesInProcess(kbps, channels, options.audioSeconds)) {
+      return encodeMp3(input.samples, channels, kbps, options.onWritten).pipe(
+        Stream.ensuringWith((exit) => Effect.sync(() => closeStep(exit)))
+      )
     }
     const encoder = yield* spawnChild(ffmpeg, [...QUIET, ...input.args, ...codecArgs(format, options.mp3BitrateKbps), "pipe:1"], options.childLimits, {
       stdoutChunkBytes: ENCODED_CHUNK_BYTES

@@ -361,6 +361,7 @@ export const denoiseToOutput = <E>(
     return encodeOutput(samples, decoded.channels, {
       format: options.format ?? "mp3",
       mp3BitrateKbps: options.bitrateKbps,
+      audioSeconds: options.durationSeconds,
       loudness: options.loudness ?? null,
       ffmpegPath: ffmpeg,
       childLimits: options.childLimits ?? DEFAULT_CHILD_LIMITS,
