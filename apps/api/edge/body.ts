@@ -7,7 +7,7 @@
  */
 import { type HttpServerError, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, Stream } from "effect"
+import { Effect, Either, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
 import { InvalidRequest, RequestTooLarge, UnsupportedMediaType } from "../../../core/errors.js"
 import type { EndpointFacts } from "./facts.js"
@@ -71,6 +71,16 @@ const declaresTooLarge = (request: HttpServerRequest.HttpServerRequest) => {
   return declared !== undefined && Number(declared) > MAX_BODY_BYTES
 }
 
+const utf8 = new TextDecoder()
+
+const parseJson = (text: string): Either.Either<unknown, InvalidRequest> => {
+  try {
+    return Either.right(text === "" ? null : JSON.parse(text))
+  } catch (e) {
+    return Either.left(new InvalidRequest({ status: 400, detail: `the request body is not valid JSON: ${(e as Error).message}` }))
+  }
+}
+
 /**
  * The request with its body read under the cap (when `needsBuffering`): later reads (`text`,
  * `json`, HttpApi's decoding) answer from memory.
@@ -78,12 +88,11 @@ const declaresTooLarge = (request: HttpServerRequest.HttpServerRequest) => {
 export const bufferBody = (request: HttpServerRequest.HttpServerRequest) => {
   if (declaresTooLarge(request)) return Effect.fail(tooLarge())
   return Effect.map(readCapped(NodeHttpServerRequest.toIncomingMessage(request)), (bytes) => {
-    const text = new TextDecoder().decode(bytes)
-    // parsed once, by whoever asks first (EdgeRules' shape check, then HttpApi's decoding)
-    const json = Effect.runSync(Effect.cached(Effect.try({
-      try: () => (text === "" ? null : JSON.parse(text)) as unknown,
-      catch: (e) => new InvalidRequest({ status: 400, detail: `the request body is not valid JSON: ${(e as Error).message}` })
-    })))
+    const text = utf8.decode(bytes)
+    // parsed once, by whoever asks first (EdgeRules' shape check, then HttpApi's decoding); an
+    // Either is itself an Effect, so no fiber is run to cache it
+    let parsed: Either.Either<unknown, InvalidRequest> | undefined
+    const json = Effect.suspend(() => (parsed ??= parseJson(text)))
     return Object.create(request, {
       text: { value: Effect.succeed(text) },
       json: { value: json },
