@@ -1,6 +1,6 @@
 /**
  * MP3 encoding in this process for short jobs: LAME compiled to WebAssembly
- * (`wasm-media-encoders`) instead of an ffmpeg child. An ffmpeg start costs 0.06–0.3 CPU s
+ * (`wasm-media-encoders`) instead of an ffmpeg child. An ffmpeg start costs 0.06–0.2 CPU s
  * (its 215 libraries bound at every start; the slower figure on a slower machine) and a fork
  * in the server's main thread: many short jobs paid it once each (issue 16). The WebAssembly
  * LAME makes the same audio (−80 dB apart; the same encoder delay of 1105 samples, no tag:
@@ -28,7 +28,7 @@ type CbrKbps = typeof CBR_KBPS[number]
 
 /**
  * Jobs up to this long are encoded here. Where the two costs meet: an ffmpeg start against
- * 2.2 ms more CPU per second of audio here, 25–100 s of audio by machine (docs/architecture.md).
+ * 2.2 ms more CPU per second of audio here: 26–90 s of audio by machine (docs/architecture.md).
  */
 export const IN_PROCESS_MAX_SECONDS = 60
 
