@@ -15,6 +15,7 @@ import type { Mode } from "../../../core/domain/enums.js"
 import { IdempotencyRecord } from "../../../core/domain/records.js"
 import { IdempotencyKeyReused, InvalidRequest } from "../../../core/errors.js"
 import type { IdempotencyRepo } from "../../../core/ports/repositories.js"
+import { answerHeaderOf } from "./request-facts.js"
 
 const KEY_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/
 
@@ -92,12 +93,12 @@ export const idempotent = (repo: IdempotencyRepo["Type"], ttlMs: number, request
     }
     let settled = false
     yield* Effect.addFinalizer(() => settled ? Effect.void : repo.abandon(accountId, mode, key))
-    yield* HttpApp.appendPreResponseHandler((_request, response) => {
+    yield* HttpApp.appendPreResponseHandler((answered, response) => {
       settled = true
       const body = bodyText(response)
       if (!isRecordable(response.status) || body === null) return Effect.as(repo.abandon(accountId, mode, key), response)
       const headers: Record<string, string> = {}
-      const requestId = response.headers["x-request-id"]
+      const requestId = answerHeaderOf(answered, "x-request-id")
       if (requestId !== undefined) headers["original-request-id"] = requestId
       for (const name of REPLAYED_HEADERS) {
         const value = response.headers[name]

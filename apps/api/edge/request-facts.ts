@@ -46,6 +46,14 @@ export const addAnswerHeaders = (request: HttpServerRequest.HttpServerRequest, h
   return Effect.void
 }
 
+/**
+ * A header the edge will add to the request's answer (its `x-request-id`, say). They are
+ * written onto Node's response, not into the answer's own headers, so code that sees the
+ * answer before it is sent (a pre-response handler) asks here.
+ */
+export const answerHeaderOf = (request: HttpServerRequest.HttpServerRequest, name: string): string | undefined =>
+  factsByMessage.get(messageOf(request))?.answerHeaders[name]
+
 /** Records the matched route and the caller, if any, for the request's metrics and log line (nothing outside the edge). */
 export const noteRequest = (
   request: HttpServerRequest.HttpServerRequest,
