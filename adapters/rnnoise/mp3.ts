@@ -110,7 +110,7 @@ export const encodeMp3 = <E>(
           size += piece.length
         }
         onWritten(bytes)
-        return joined(pieces, size)
+        return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, size)
       })
     return samples.pipe(
       Stream.mapEffect(encodeChunk),
@@ -118,14 +118,3 @@ export const encodeMp3 = <E>(
       Stream.filter((bytes) => bytes.length > 0)
     )
   }))
-
-const joined = (pieces: ReadonlyArray<Uint8Array>, size: number) => {
-  if (pieces.length === 1) return pieces[0]!
-  const out = new Uint8Array(size)
-  let at = 0
-  for (const piece of pieces) {
-    out.set(piece, at)
-    at += piece.length
-  }
-  return out
-}
