@@ -3,8 +3,8 @@
  * `SqlClient`, with the schema migrated when the layer is built.
  *
  * Compose:
- *   - `PostgresPersistence`: needs `SqlClient` (e.g. from `PgClient.layer(...)`), provides the
- *     ports; fails to build with MigrationError | SqlError.
+ *   - `PostgresPersistence`: needs `SqlClient` and `PostgresPool` (from `postgresPoolLayer`),
+ *     provides the ports; fails to build with MigrationError | SqlError.
  *   - `postgresLayerFromUrl(url, options)`: the same with its own pool (pool.ts: named
  *     statements), plus `PgClient` and `SqlClient` for health checks.
  */
@@ -21,7 +21,8 @@ export { AUTH_CHANGED_CHANNEL, AUTH_LISTENER_NAME, type KeyCacheListen, Postgres
 export * from "./operational-stats.js"
 export { migrate, MIGRATIONS, MIGRATIONS_TABLE, PostgresMigrations } from "./migrations.js"
 export * from "./payments.js"
-export { MAX_NAMED_STATEMENTS, namingClient, type PostgresConnection, postgresPoolLayer, type PostgresPoolOptions } from "./pool.js"
+export { MAX_NAMED_STATEMENTS, namingClient, type PostgresConnection, PostgresPool, postgresPoolLayer, type PostgresPoolOptions } from "./pool.js"
+export { runStatement } from "./statements.js"
 export * from "./repositories.js"
 export * from "./transactor.js"
 export * from "./usage.js"
@@ -29,7 +30,7 @@ export * from "./users.js"
 export * from "./webhooks.js"
 export * from "./verify.js"
 
-/** All repositories and the Transactor, after the migrations ran. Requires SqlClient. */
+/** All repositories and the Transactor, after the migrations ran. Requires SqlClient and PostgresPool. */
 export const PostgresPersistence = Layer.mergeAll(PostgresRepositories, PostgresTransactor, PostgresOperationalStats).pipe(
   Layer.provide(PostgresMigrations)
 )

@@ -16,7 +16,7 @@
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { SqlError } from "@effect/sql/SqlError"
-import { Duration, Effect } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import pg from "pg"
 
 export const MAX_NAMED_STATEMENTS = 1_000
@@ -70,10 +70,16 @@ export const namingClient = (max = MAX_NAMED_STATEMENTS): typeof pg.Client => {
   return NamingClient
 }
 
-/** `PgClient` and `SqlClient` over a pool of ours; the pool is checked with `SELECT 1` when built and ended with the layer. */
+/** The pool under `PgClient`, for statements run straight on it (statements.ts). */
+export class PostgresPool extends Context.Tag("hush/PostgresPool")<PostgresPool, pg.Pool>() {}
+
+/**
+ * `PgClient`, `SqlClient` and `PostgresPool` over a pool of ours; the pool is checked with
+ * `SELECT 1` when built and ended with the layer (after the client's own finalizers).
+ */
 export const postgresPoolLayer = (connection: PostgresConnection, options: PostgresPoolOptions = {}) =>
-  PgClient.layerFromPool({
-    acquire: Effect.acquireRelease(
+  Layer.unwrapScoped(Effect.map(
+    Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
           const pool = new pg.Pool({
@@ -101,5 +107,6 @@ export const postgresPoolLayer = (connection: PostgresConnection, options: Postg
         onTimeout: () => new SqlError({ cause: new Error("connection timed out"), message: "PostgreSQL: connection timed out" })
       })),
       (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
-    )
-  })
+    ),
+    (pool) => Layer.merge(PgClient.layerFromPool({ acquire: Effect.succeed(pool) }), Layer.succeed(PostgresPool, pool))
+  ))

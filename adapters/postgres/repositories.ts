@@ -24,6 +24,8 @@ import { PostgresPaymentRepositories } from "./payments.js"
 import { PostgresWebhookRepo } from "./webhooks.js"
 import { PostgresKeyCache, PostgresKeyCacheLive } from "./key-cache.js"
 import { run } from "./columns.js"
+import { PostgresPool } from "./pool.js"
+import { runStatement } from "./statements.js"
 import { orFault, refuse } from "./errors.js"
 import {
   ACCOUNT_COLUMNS, drawsJson, ENTRY_COLUMNS, FILE_COLUMNS, fileParams, HOLD_COLUMNS, IDEMPOTENCY_COLUMNS, int,
@@ -36,7 +38,7 @@ const placeholders = (n: number, from = 1) => Array.from({ length: n }, (_, i) =
 const columnList = (columns: string) => columns.split(",").map((c) => c.trim())
 
 /** The statements every repository needs, bound to one client. */
-const makeSql = Effect.map(SqlClient.SqlClient, (sql) => {
+const makeSql = Effect.map(Effect.all([SqlClient.SqlClient, PostgresPool]), ([sql, pool]) => {
   /**
    * Rows of a statement, without the client's name transforms (the mappers read snake_case).
    * Uninterruptible: an interrupted fiber stops after the statement, not during it. (Interrupted
@@ -44,7 +46,7 @@ const makeSql = Effect.map(SqlClient.SqlClient, (sql) => {
    * waits for a free one when the pool is busy.) Every statement here is a short, indexed one.
    */
   const rows = (operation: string, text: string, params: ReadonlyArray<unknown> = []) =>
-    sql.unsafe<Row>(text, params).withoutTransform.pipe(orFault(operation), Effect.uninterruptible)
+    runStatement<Row>(pool, text, params, () => sql.unsafe<Row>(text, params).withoutTransform).pipe(orFault(operation), Effect.uninterruptible)
   const first = <A>(operation: string, text: string, params: ReadonlyArray<unknown>, to: (r: Row) => A) =>
     Effect.map(rows(operation, text, params), (rs) => Option.map(Option.fromNullable(rs[0]), to))
   const many = <A>(operation: string, text: string, params: ReadonlyArray<unknown>, to: (r: Row) => A) =>
