@@ -83,6 +83,37 @@ describe("the pool's named statements", () => {
     }
   })
 
+  it("a named statement's rows keep their columns' types on every run, and follow its table when it changes shape", async () => {
+    const Client = namingClient()
+    const connect = async () => {
+      const client = new Client({ connectionString: databaseUrl(database) })
+      await client.connect()
+      return client
+    }
+    const run = (client: pg.Client, text: string, values: Array<unknown>) =>
+      new Promise<ReadonlyArray<Record<string, unknown>>>((resolve, reject) => client.query(text, values, (e, r) => (e ? reject(e) : resolve(r.rows))))
+    const first = await connect()
+    const second = await connect()
+    try {
+      const mixed = "SELECT $1::int AS small, $1::bigint AS big, $2::text AS word, $3::boolean AS flag, NULL::int AS nothing"
+      for (const [n, word, flag] of [[1, "a", true], [2, "b", false], [3, "c", true]] as const) {
+        expect(await run(first, mixed, [n, word, flag])).toEqual([{ small: n, big: String(n), word, flag, nothing: null }])
+      }
+      await first.query("CREATE TABLE shaped (a int)")
+      await first.query("INSERT INTO shaped VALUES (1)")
+      const read = "SELECT * FROM shaped WHERE a = $1"
+      expect(await run(first, read, [1])).toEqual([{ a: 1 }])
+      await first.query("ALTER TABLE shaped ADD COLUMN b bigint DEFAULT 7")
+      // a connection that prepared it before is refused by the server; one that prepares it now gets the new shape
+      await expect(run(first, read, [1])).rejects.toThrow(/cached plan must not change result type/)
+      expect(await run(second, read, [1])).toEqual([{ a: 1, b: "7" }])
+      expect(await run(second, read, [1])).toEqual([{ a: 1, b: "7" }])
+    } finally {
+      await first.query("DROP TABLE IF EXISTS shaped")
+      await Promise.all([first.end(), second.end()])
+    }
+  })
+
   it.live("DATABASE_URL persistence names its statements unless DATABASE_PREPARED_STATEMENTS=off", () =>
     Effect.gen(function*() {
       const config = (preparedStatements: boolean) =>
