@@ -68,6 +68,9 @@ const sameFields = (a: ReadonlyArray<pg.FieldDef>, b: ReadonlyArray<pg.FieldDef>
   return true
 }
 
+type RowDescription = { readonly fields: ReadonlyArray<pg.FieldDef> }
+const describeRows = (pg.Query.prototype as unknown as { handleRowDescription(this: unknown, message: RowDescription): void }).handleRowDescription
+
 /**
  * A named statement that builds its result's shape (a parser per column and the empty row
  * every row is copied from) once per pool, not on every execution: node-postgres builds the
@@ -75,9 +78,6 @@ const sameFields = (a: ReadonlyArray<pg.FieldDef>, b: ReadonlyArray<pg.FieldDef>
  * poll's CPU). The row description still arrives each time and is checked against the kept
  * one; a different one (the schema changed) is built and kept afresh.
  */
-type RowDescription = { readonly fields: ReadonlyArray<pg.FieldDef> }
-const describeRows = (pg.Query.prototype as unknown as { handleRowDescription(this: unknown, message: RowDescription): void }).handleRowDescription
-
 const namedStatementClass = (shapes: Map<string, Shape>) =>
   class NamedStatement extends pg.Query {
     handleRowDescription(message: RowDescription) {
