@@ -1,14 +1,14 @@
 /** HUSH_LOG_FORMAT=json: one JSON object a line, annotations flat, the trace and span ids of the active span. */
-import { Cause, Effect, LogLevel, Option } from "effect"
+import { Cause, Effect, FiberId, LogLevel, Option } from "effect"
 import { execFileSync, spawn } from "node:child_process"
 import { describe, expect, it } from "vitest"
 import { DEFAULT_OBSERVABILITY, loggingLayer } from "../apps/runtime/observability.js"
-import { LogFields } from "../core/observability/log-fields.js"
+import { LogFields, logNow } from "../core/observability/log-fields.js"
 import { tracingLayer } from "../apps/runtime/tracing.js"
 
-const capture = async (format: "json" | "text", program: Effect.Effect<void>) => {
+const capture = async (format: "json" | "text", program: Effect.Effect<void>, level: LogLevel.LogLevel = LogLevel.Debug) => {
   const lines: Array<string> = []
-  const layer = loggingLayer({ ...DEFAULT_OBSERVABILITY, logFormat: format, logLevel: Option.some(LogLevel.Debug) }, { write: (line) => lines.push(line) })
+  const layer = loggingLayer({ ...DEFAULT_OBSERVABILITY, logFormat: format, logLevel: Option.some(level) }, { write: (line) => lines.push(line) })
   await Effect.runPromise(program.pipe(Effect.provide(layer)))
   return lines
 }
@@ -33,6 +33,33 @@ describe("log lines", () => {
     expect(lines).toHaveLength(1)
     expect(lines[0]).toMatch(/level=INFO .*message=request .*requestId=req_2/)
     expect(lines[0]).toMatch(/traceId=[0-9a-f]{32}/)
+  })
+
+  it("the fiber is named as Effect names it (#id), in both formats", async () => {
+    const program = Effect.flatMap(Effect.fiberId, (id) => Effect.as(Effect.logInfo("who"), FiberId.threadName(id)))
+    for (const format of ["text", "json"] as const) {
+      const lines: Array<string> = []
+      const layer = loggingLayer({ ...DEFAULT_OBSERVABILITY, logFormat: format, logLevel: Option.some(LogLevel.Debug) }, { write: (line) => lines.push(line) })
+      const expected = await Effect.runPromise(program.pipe(Effect.provide(layer)))
+      expect(expected).toMatch(/^#\d+$/)
+      expect(format === "json" ? JSON.parse(lines[0]!).fiberId : /fiber=(\S+)/.exec(lines[0]!)?.[1]).toBe(expected)
+    }
+  })
+
+  it("logNow (the edge's request line) writes what Effect.logInfo would, and only at or above the minimum level", async () => {
+    const fields = new LogFields([["status", 200], ["route", "/v1/health"]])
+    const both = Effect.withFiberRuntime<void>((fiber) => {
+      logNow(fiber, LogLevel.Info, ["request", fields])
+      return Effect.logInfo("request", fields)
+    }).pipe(Effect.annotateLogs({ requestId: "req_3" }), Effect.withLogSpan("edge"), Effect.withSpan("GET /v1/health"))
+    const [direct, viaEffect] = (await capture("json", both)).map((line) => JSON.parse(line))
+    expect(direct).toMatchObject({ message: "request", level: "INFO", requestId: "req_3", status: 200, route: "/v1/health" })
+    expect(direct.traceId).toMatch(/^[0-9a-f]{32}$/)
+    expect(direct.spans.edge).toBeGreaterThanOrEqual(0)
+    const { timestamp: _at, spans: _spans, ...rest } = direct
+    const { timestamp: _at2, spans: _spans2, ...restViaEffect } = viaEffect
+    expect(rest).toEqual(restViaEffect)
+    expect(await capture("json", both, LogLevel.Warning)).toEqual([])
   })
 
   it("text: a value with spaces, quotes or a newline is quoted and stays on its one line", async () => {

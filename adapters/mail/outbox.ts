@@ -3,12 +3,11 @@
  * message, written whole then renamed, so a reader never sees half of one) and read back by
  * `admin mail list`, newest first, as `[{id, to, subject, text, links, sent_at}]`.
  */
-import { encodeBase32LowerCaseNoPadding } from "@oslojs/encoding"
 import { Clock, Effect, Layer } from "effect"
-import { randomBytes } from "node:crypto"
 import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { MailError, Mailer, type MailMessage } from "../../core/ports/mailer.js"
+import { randomId } from "../webcrypto/ids.js"
 
 export interface OutboxMessage {
   readonly id: string
@@ -33,7 +32,7 @@ export const makeOutboxMailer = (dataDir: string) =>
     send: (message: MailMessage) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const id = `mail_${encodeBase32LowerCaseNoPadding(randomBytes(15))}`
+        const id = randomId("mail")
         const dir = outboxDir(dataDir)
         const stored = {
           id, to: message.to, subject: message.subject, text: message.text, html: message.html,

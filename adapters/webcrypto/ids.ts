@@ -2,9 +2,9 @@
  * Random ids and key secrets from the Web Crypto API (`globalThis.crypto`), present on
  * Node 20, Deno and Bun alike.
  */
-import { encodeBase32LowerCaseNoPadding } from "@oslojs/encoding"
 import { Layer } from "effect"
 import { IdGenerator } from "../../core/ports/ids.js"
+import { encodeBase32LowerCaseNoPadding } from "./base32.js"
 
 /**
  * Random bytes drawn from a pool filled 4 KiB at a time: one `getRandomValues` call per ~270

@@ -69,6 +69,10 @@ const traceFields = (refs: FiberRefs.FiberRefs): ReadonlyArray<readonly [string,
   return Option.isSome(span) && isRecorded(span.value) ? [["traceId", span.value.traceId], ["spanId", span.value.spanId]] : []
 }
 
+/** `#12`, as `FiberId.threadName` writes it, without the HashSet it builds for a single fiber's id (every line has one). */
+const threadNameOf = (fiberId: FiberId.FiberId): string =>
+  fiberId._tag === "Runtime" ? `#${fiberId.id}` : FiberId.threadName(fiberId)
+
 const recordOf = (options: Logger.Logger.Options<unknown>): LogRecord => {
   const now = options.date.getTime()
   const spans: Array<readonly [string, number]> = []
@@ -86,7 +90,7 @@ const recordOf = (options: Logger.Logger.Options<unknown>): LogRecord => {
   return {
     timestamp: options.date.toISOString(),
     level: options.logLevel.label,
-    fiber: FiberId.threadName(options.fiberId),
+    fiber: threadNameOf(options.fiberId),
     message: text.length === 1 ? text[0] : text,
     cause: Cause.isEmpty(options.cause) ? undefined : Cause.pretty(options.cause, { renderErrorCause: true }),
     spans,

@@ -93,7 +93,8 @@ const taggedCache = new WeakMap<object, Map<string, unknown>>()
 const tagged = <M extends Metric.Metric<any, any, any>>(metric: M, labels: Record<string, string>): M => {
   let byLabels = taggedCache.get(metric)
   if (byLabels === undefined) taggedCache.set(metric, byLabels = new Map())
-  const key = Object.entries(labels).map(([k, v]) => `${k}=${v}`).join("\u0000")
+  let key = ""
+  for (const name in labels) key += `${name}=${labels[name]}\u0000`
   let found = byLabels.get(key) as M | undefined
   if (found === undefined) byLabels.set(key, found = Metric.taggedWithLabels(metric, labelsOf(labels)) as M)
   return found

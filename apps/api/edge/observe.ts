@@ -4,10 +4,10 @@
  * route, status, duration and the caller's account and key ids. Headers, bodies and query
  * strings are never logged: they carry keys, signed URLs' signatures and session cookies.
  */
-import { Context, Effect, Option, Tracer } from "effect"
+import { Context, Effect, LogLevel, Option, Tracer } from "effect"
 import { STORAGE_PATH_PREFIX } from "../../../adapters/local-storage/config.js"
 import type { ApiError } from "../../../core/errors.js"
-import { LogFields } from "../../../core/observability/log-fields.js"
+import { LogFields, logNow } from "../../../core/observability/log-fields.js"
 import * as Metrics from "../../../core/observability/metrics.js"
 import { isRecorded } from "../../../core/observability/spans.js"
 import { DASHBOARD_PAGES } from "../web.js"
@@ -88,12 +88,13 @@ export interface Answered {
 
 /**
  * The request's metrics, its span's attributes and its one log line. Every request ends here,
- * so it is two steps of the runtime, not a dozen: the metrics and the span are updated in
- * one synchronous read of the context, and the line's fields travel in its message
+ * so it is one step of the runtime, not a dozen: the metrics, the span and the line (`logNow`)
+ * are done in one synchronous read of the fiber, and the line's fields travel in its message
  * (`LogFields`), not as annotations of the fiber.
  */
 export const recordAnswer = (answer: Answered) =>
-  Effect.contextWithEffect((context: Context.Context<never>) => {
+  Effect.withFiberRuntime<void>((fiber) => {
+    const context = fiber.currentContext
     // the router's match when an endpoint ran: no second matching of the path
     const route = answer.facts.route ?? routeOfRequest(answer.request)
     const method = answer.request.method
@@ -117,5 +118,6 @@ export const recordAnswer = (answer: Answered) =>
     ]
     if (accountId !== undefined) fields.push(["accountId", accountId])
     if (keyId !== undefined) fields.push(["keyId", keyId])
-    return Effect.logInfo("request", new LogFields(fields))
+    logNow(fiber, LogLevel.Info, ["request", new LogFields(fields)])
+    return Effect.void
   })
