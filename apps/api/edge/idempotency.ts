@@ -10,7 +10,7 @@
 import { HttpApp, HttpServerResponse } from "@effect/platform"
 import { sha256 } from "@oslojs/crypto/sha2"
 import { encodeHexLowerCase } from "@oslojs/encoding"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Scope } from "effect"
 import type { Mode } from "../../../core/domain/enums.js"
 import { IdempotencyRecord } from "../../../core/domain/records.js"
 import { IdempotencyKeyReused, InvalidRequest } from "../../../core/errors.js"
@@ -92,7 +92,11 @@ export const idempotent = (repo: IdempotencyRepo["Type"], ttlMs: number, request
       })))
     }
     let settled = false
-    yield* Effect.addFinalizer(() => settled ? Effect.void : repo.abandon(accountId, mode, key))
+    // on the request's scope itself: `Effect.addFinalizer` would also diff and patch the
+    // fiber's refs (its whole context) twice when the scope closes, ~2 % of a create's CPU
+    // (measured), for a finalizer that reads nothing from them
+    yield* Effect.flatMap(Effect.scope, (scope) =>
+      Scope.addFinalizer(scope, Effect.suspend(() => settled ? Effect.void : repo.abandon(accountId, mode, key))))
     yield* HttpApp.appendPreResponseHandler((answered, response) => {
       settled = true
       const body = bodyText(response)
