@@ -151,7 +151,11 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
     // a request the span middleware leaves untraced (tracing off, sampled out, a credential in
     // its URL) traces nothing below it: no orphan spans, no span objects made for nobody. Set
     // for the rest of the request's own fiber, not scoped: nothing of it is traced after this.
-    return untraced(request) ? Effect.zipRight(FiberRef.set(FiberRef.currentTracerEnabled, false), answer) : answer
+    // With tracing off the tracer is already disabled for the whole process: nothing to set
+    // (a set copies the fiber's refs and is a step of its own)
+    return untraced(request) && fiber.getFiberRef(FiberRef.currentTracerEnabled)
+      ? Effect.zipRight(FiberRef.set(FiberRef.currentTracerEnabled, false), answer)
+      : answer
   })
 
 /** Installs the edge around every route of the app (HttpApi endpoints, storage and pages). */
