@@ -36,11 +36,12 @@ describe("log lines", () => {
   })
 
   it("the fiber is named as Effect names it (#id), in both formats", async () => {
-    const program = Effect.flatMap(Effect.fiberId, (id) => Effect.as(Effect.logInfo("who"), FiberId.threadName(id)))
     for (const format of ["text", "json"] as const) {
-      const lines: Array<string> = []
-      const layer = loggingLayer({ ...DEFAULT_OBSERVABILITY, logFormat: format, logLevel: Option.some(LogLevel.Debug) }, { write: (line) => lines.push(line) })
-      const expected = await Effect.runPromise(program.pipe(Effect.provide(layer)))
+      let expected = ""
+      const lines = await capture(format, Effect.flatMap(Effect.fiberId, (id) => {
+        expected = FiberId.threadName(id)
+        return Effect.logInfo("who")
+      }))
       expect(expected).toMatch(/^#\d+$/)
       expect(format === "json" ? JSON.parse(lines[0]!).fiberId : /fiber=(\S+)/.exec(lines[0]!)?.[1]).toBe(expected)
     }
