@@ -8,12 +8,11 @@
  * scopes were checked, so a replay goes only to a caller that could have made the request.
  */
 import { HttpApp, HttpServerResponse } from "@effect/platform"
-import { sha256 } from "@oslojs/crypto/sha2"
-import { encodeHexLowerCase } from "@oslojs/encoding"
 import { Clock, Effect, Scope } from "effect"
 import type { Mode } from "../../../core/domain/enums.js"
 import { IdempotencyRecord } from "../../../core/domain/records.js"
 import { IdempotencyKeyReused, InvalidRequest } from "../../../core/errors.js"
+import { sha256Hex } from "../../../core/rules/secrets.js"
 import type { IdempotencyRepo } from "../../../core/ports/repositories.js"
 import { answerHeaderOf } from "./request-facts.js"
 
@@ -26,8 +25,7 @@ export const checkIdempotencyKey = (key: string) =>
       status: 400, field: "Idempotency-Key", detail: "the Idempotency-Key header must be 1 to 255 printable ASCII characters"
     }))
 
-const fingerprint = (method: string, path: string, body: string) =>
-  encodeHexLowerCase(sha256(new TextEncoder().encode(`${method}\n${path}\n${body}`)))
+const fingerprint = (method: string, path: string, body: string) => sha256Hex(`${method}\n${path}\n${body}`)
 
 /** Headers worth replaying: the rest (request id, rate limits) belong to the new request. */
 const REPLAYED_HEADERS = ["location", "retry-after"]
