@@ -4,9 +4,9 @@
  * provider's models (apps/runtime/config.ts). SIGTERM/SIGINT shut down gracefully.
  */
 import { HttpServer } from "@effect/platform"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer } from "effect"
+import * as NodeHttp from "../../adapters/node-http/server.js"
 import { requireFfmpegLayer } from "../runtime/preflight.js"
 import { compose, loadDeployment } from "../runtime/root.js"
 import { createGatedServer, refuseUnavailable } from "./gated-server.js"
@@ -15,7 +15,7 @@ import { apiLayer, errorsBaseUrlOf } from "./server.js"
 const program = Effect.gen(function*() {
   const { config, keys } = yield* loadDeployment
   const root = compose(config, keys)
-  const httpServer = Layer.effectDiscard(HttpServer.logAddress).pipe(Layer.provideMerge(NodeHttpServer.layer(
+  const httpServer = Layer.effectDiscard(HttpServer.logAddress).pipe(Layer.provideMerge(NodeHttp.layer(
     () => createGatedServer(refuseUnavailable(errorsBaseUrlOf(config.publicBaseUrl))),
     { port: config.port }
   )))

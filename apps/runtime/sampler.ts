@@ -11,8 +11,8 @@
  * attributes map and is never exported.
  */
 import { HttpTraceContext, type HttpServerRequest } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Config, ConfigError, Effect, Option, Tracer } from "effect"
+import { nodeRequestOf } from "../../adapters/node-http/server-request.js"
 
 export interface SamplerConfig {
   /** The share of new traces kept, 0…1. */
@@ -92,7 +92,7 @@ export const sampled = (tracer: Tracer.Tracer, config: SamplerConfig): Tracer.Tr
 export const requestSampler = (config: SamplerConfig) => {
   const decided = new WeakMap<object, boolean>()
   return (request: HttpServerRequest.HttpServerRequest): boolean => {
-    const key: object = NodeHttpServerRequest.toIncomingMessage(request) ?? request
+    const key: object = nodeRequestOf(request) ?? request
     let keep = decided.get(key)
     if (keep === undefined) {
       const caller = config.parentBased ? HttpTraceContext.fromHeaders(request.headers) : Option.none()

@@ -13,7 +13,7 @@
  * self-serve accounts `accounts` (OAuth providers, SMTP) and `accountSettings` (their numbers).
  * Mail goes to the dev outbox in `dataDir`.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttp from "../../adapters/node-http/server.js"
 import { type Clock, Effect, HashMap, Layer, Logger, LogLevel, ManagedRuntime, Option } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
@@ -107,7 +107,7 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const core: Layer.Layer<CoreServices> = options.override === undefined
     ? root.core
     : Layer.provideMerge(options.override, root.core) as Layer.Layer<CoreServices>
-  const http = Layer.merge(root.api(apiLayer, NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })), root.metricsPort)
+  const http = Layer.merge(root.api(apiLayer, NodeHttp.layer(createServer, { port, host: "127.0.0.1" })), root.metricsPort)
   const server = options.worker === undefined || options.worker === false
     ? http
     : Layer.merge(http, root.worker({ ...options.workerOptions, provider: options.worker === true ? undefined : options.worker }))

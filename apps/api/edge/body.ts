@@ -6,9 +6,9 @@
  * takes one (400). Field-level validation is HttpApi's, answered 422.
  */
 import { type HttpServerError, HttpServerRequest } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Either, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
+import { nodeRequestOf } from "../../../adapters/node-http/server-request.js"
 import { InvalidRequest, RequestTooLarge, UnsupportedMediaType } from "../../../core/errors.js"
 import type { EndpointFacts } from "./facts.js"
 
@@ -87,7 +87,7 @@ const parseJson = (text: string): Either.Either<unknown, InvalidRequest> => {
  */
 export const bufferBody = (request: HttpServerRequest.HttpServerRequest) => {
   if (declaresTooLarge(request)) return Effect.fail(tooLarge())
-  return Effect.map(readCapped(NodeHttpServerRequest.toIncomingMessage(request)), (bytes) => {
+  return Effect.map(readCapped(nodeRequestOf(request)), (bytes) => {
     const text = utf8.decode(bytes)
     // parsed once, by whoever asks first (EdgeRules' shape check, then HttpApi's decoding); an
     // Either is itself an Effect, so no fiber is run to cache it

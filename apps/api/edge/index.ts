@@ -9,12 +9,12 @@
 import {
   HttpApiBuilder, HttpApiError, type HttpApp, HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse
 } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Cause, Context, Effect, FiberRef, Layer, Option, Schema } from "effect"
 import {
   type ApiError, ApiErrorSchema, InternalError, isApiError, MethodNotAllowed, NotFound
 } from "../../../core/errors.js"
 import { IdGenerator } from "../../../core/ports/ids.js"
+import { nodeResponseOf } from "../../../adapters/node-http/server-request.js"
 import { STORAGE_PATH_PREFIX } from "../../../adapters/local-storage/config.js"
 import { bufferBody, needsBuffering } from "./body.js"
 import { methodsOfPath, pathOf } from "./facts.js"
@@ -77,7 +77,7 @@ const withAnswerHeaders = (
   response: HttpServerResponse.HttpServerResponse,
   headers: Record<string, string>
 ) => {
-  const node = NodeHttpServerRequest.toServerResponse(request)
+  const node = nodeResponseOf(request)
   // nothing is sent twice: an answer already under way (never ours) keeps what it sent
   if (!node.headersSent) for (const name in headers) node.setHeader(name, headers[name]!)
   return response

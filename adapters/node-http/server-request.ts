@@ -1,0 +1,102 @@
+/**
+ * A request of `node:http` as the platform's `HttpServerRequest`, for this folder's server
+ * (./server.ts). The platform-node server's own class is internal to it; this one has the same
+ * behaviour (the Node message's headers as they are, cookies parsed once, bodies read under the
+ * context's `MaxBodySize`, multipart through NodeMultipart), without WebSocket upgrades, which
+ * Hush has no use for.
+ */
+import {
+  Cookies, type Headers, HttpIncomingMessage, type HttpMethod, HttpServerError, HttpServerRequest, UrlParams
+} from "@effect/platform"
+import { NodeMultipart, NodeStream } from "@effect/platform-node"
+import { Effect, Inspectable, Option, type Stream } from "effect"
+import type { IncomingMessage, ServerResponse } from "node:http"
+
+export class NodeServerRequest extends Inspectable.Class implements HttpServerRequest.HttpServerRequest {
+  readonly [HttpServerRequest.TypeId]: HttpServerRequest.TypeId = HttpServerRequest.TypeId
+  readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
+
+  constructor(
+    readonly source: IncomingMessage,
+    readonly response: ServerResponse,
+    readonly url: string = source.url ?? "/",
+    private readonly headersOverride?: Headers.Headers,
+    private readonly remoteAddressOverride?: string
+  ) {
+    super()
+  }
+
+  private readonly onError = (cause: unknown): HttpServerError.RequestError => new HttpServerError.RequestError({ request: this, reason: "Decode", cause })
+
+  get originalUrl(): string {
+    return this.source.url ?? "/"
+  }
+  get method(): HttpMethod.HttpMethod {
+    return this.source.method!.toUpperCase() as HttpMethod.HttpMethod
+  }
+  get headers(): Headers.Headers {
+    // Node's own object (lower-case names, one value or an array): no copy per request
+    return this.headersOverride ?? (this.source.headers as Headers.Headers)
+  }
+  get remoteAddress(): Option.Option<string> {
+    return Option.fromNullable(this.remoteAddressOverride ?? this.source.socket.remoteAddress)
+  }
+
+  private cookiesParsed: Record<string, string> | undefined
+  get cookies(): Record<string, string> {
+    return this.cookiesParsed ??= Cookies.parseHeader(this.headers.cookie ?? "")
+  }
+
+  private textRead: Effect.Effect<string, HttpServerError.RequestError> | undefined
+  /** Read once, whoever asks first; the body is a stream that can be read only once. */
+  get text(): Effect.Effect<string, HttpServerError.RequestError> {
+    return this.textRead ??= Effect.runSync(Effect.cached(Effect.flatMap(HttpIncomingMessage.MaxBodySize, (maxBodySize) =>
+      NodeStream.toString(() => this.source, { onFailure: this.onError, maxBytes: Option.getOrUndefined(maxBodySize) })
+    )))
+  }
+  get json(): Effect.Effect<unknown, HttpServerError.RequestError> {
+    return Effect.tryMap(this.text, { try: (text) => text === "" ? null : JSON.parse(text) as unknown, catch: this.onError })
+  }
+  get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpServerError.RequestError> {
+    return Effect.flatMap(this.text, (text) => Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(text)), catch: this.onError }))
+  }
+  get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpServerError.RequestError> {
+    return Effect.flatMap(HttpIncomingMessage.MaxBodySize, (maxBodySize) =>
+      Effect.map(
+        NodeStream.toUint8Array(() => this.source, { onFailure: this.onError, maxBytes: Option.getOrUndefined(maxBodySize) }),
+        (bytes) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
+      ))
+  }
+  get stream(): Stream.Stream<Uint8Array, HttpServerError.RequestError> {
+    return NodeStream.fromReadable(() => this.source, this.onError)
+  }
+
+  private multipartRead: HttpServerRequest.HttpServerRequest["multipart"] | undefined
+  get multipart(): HttpServerRequest.HttpServerRequest["multipart"] {
+    return this.multipartRead ??= Effect.runSync(Effect.cached(NodeMultipart.persisted(this.source, this.source.headers)))
+  }
+  get multipartStream(): HttpServerRequest.HttpServerRequest["multipartStream"] {
+    return NodeMultipart.stream(this.source, this.source.headers)
+  }
+  get upgrade(): HttpServerRequest.HttpServerRequest["upgrade"] {
+    return Effect.fail(new HttpServerError.RequestError({ request: this, reason: "Decode", description: "not an upgradeable ServerRequest" }))
+  }
+
+  modify(options: { readonly url?: string; readonly headers?: Headers.Headers; readonly remoteAddress?: string }): NodeServerRequest {
+    return new NodeServerRequest(
+      this.source, this.response, options.url ?? this.url, options.headers ?? this.headersOverride, options.remoteAddress ?? this.remoteAddressOverride
+    )
+  }
+
+  override toString(): string {
+    return `ServerRequest(${this.method} ${this.url})`
+  }
+  toJSON(): unknown {
+    return HttpIncomingMessage.inspect(this, { _id: "@effect/platform/HttpServerRequest", method: this.method, url: this.originalUrl })
+  }
+}
+
+/** The Node message under a request this folder's server made (or a copy of one: `Object.create`, `modify`). */
+export const nodeRequestOf = (request: HttpServerRequest.HttpServerRequest): IncomingMessage => (request as NodeServerRequest).source
+/** The Node response a request of this folder's server is answered on. */
+export const nodeResponseOf = (request: HttpServerRequest.HttpServerRequest): ServerResponse => (request as NodeServerRequest).response
