@@ -3,7 +3,8 @@
  * (`NodeHttpServer.layer`): one suite, both servers, so the leaner one answers as the platform's
  * does: statuses, headers and cookies, HEAD, streamed bodies under backpressure, the request's
  * parts (method, query, headers, cookies, address, bodies under the body-size limit), error
- * answers, and a client that goes away interrupting its handler.
+ * answers, a WebSocket upgrade asked for and not given, and a client that goes away
+ * interrupting its handler.
  */
 import {
   HttpIncomingMessage, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse
@@ -12,6 +13,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Deferred, Effect, Exit, Layer, Option, Scope, Stream } from "effect"
 import { createHash } from "node:crypto"
 import { createServer, request as httpRequest } from "node:http"
+import { connect } from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
 import * as NodeHttp from "../adapters/node-http/server.js"
 
@@ -150,6 +152,25 @@ for (const [name, layer] of Object.entries(SERVERS)) {
       const url = await start(layer)
       expect((await fetch(`${url}/nowhere`)).status).toBe(404)
       expect((await fetch(`${url}/defect`)).status).toBe(500)
+    })
+
+    it("answers a request asking for a WebSocket upgrade as an ordinary request", async () => {
+      const url = new URL(await start(layer))
+      const head = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(url.port), url.hostname, () =>
+          socket.write("GET /json HTTP/1.1\r\nHost: hush.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
+            "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"))
+        let received = ""
+        socket.on("data", (data) => {
+          received += data
+          if (received.includes("\r\n\r\n")) {
+            socket.destroy()
+            resolve(received)
+          }
+        })
+        socket.on("error", reject)
+      })
+      expect(head.split("\r\n")[0]).toBe("HTTP/1.1 201 Created")
     })
 
     it("interrupts the handler of a client that goes away", async () => {

@@ -7,7 +7,8 @@
  * waiting for Node's write callback, which only says the bytes left the process. Streams wait
  * for their `drain`s and end as the platform's do; an answer is interrupted when its client
  * goes away. The rest (error answers, pre-response handlers, the request span) is
- * `HttpApp.toHandled`, the platform's own. WebSocket upgrades are not served.
+ * `HttpApp.toHandled`, the platform's own. WebSocket upgrades are not served: a request asking
+ * for one is answered as an ordinary request, as Node does with no `upgrade` listener.
  */
 import {
   Cookies, HttpApp, type HttpMiddleware, HttpServer, HttpServerError, HttpServerRequest, type HttpServerResponse
