@@ -1,5 +1,5 @@
 /**
- * apps/api/gated-server.ts: NodeHttpServer listens before it attaches its handler and detaches
+ * apps/api/gated-server.ts: the HTTP server layer listens before it attaches its handler and detaches
  * it before closing. A request in the first gap must wait for the handler, one in the second
  * must be refused, never left unanswered.
  */
