@@ -107,7 +107,8 @@ const makeHandler = <E, R>(httpApp: HttpApp.Default<E, R>, middleware?: HttpMidd
       const request = new NodeServerRequest(source, nodeResponse)
       const services = new Map(serving)
       services.set(HttpServerRequest.HttpServerRequest.key, request)
-      const fiber = Runtime.runFork(Runtime.make({ ...runtime, context: Context.unsafeMake(services) }))(handled as Effect.Effect<void>)
+      const serve = Runtime.make({ context: Context.unsafeMake(services), runtimeFlags: runtime.runtimeFlags, fiberRefs: runtime.fiberRefs })
+      const fiber = Runtime.runFork(serve)(handled as Effect.Effect<void>)
       nodeResponse.on("close", () => {
         if (!nodeResponse.writableEnded) fiber.unsafeInterruptAsFork(HttpServerError.clientAbortFiberId)
       })
