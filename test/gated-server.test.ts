@@ -1,7 +1,7 @@
 /**
- * apps/api/gated-server.ts: the HTTP server layer listens before it attaches its handler and detaches
- * it before closing. A request in the first gap must wait for the handler, one in the second
- * must be refused, never left unanswered.
+ * apps/api/gated-server.ts: the HTTP server layer listens before it attaches its handler and
+ * detaches it before closing. A request in the first gap must wait for the handler, one in the
+ * second must be refused, never left unanswered.
  */
 import type { AddressInfo } from "node:net"
 import type { IncomingMessage, ServerResponse } from "node:http"

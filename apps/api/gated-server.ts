@@ -1,9 +1,10 @@
 /**
  * The `node:http` server given to the HTTP server layer (adapters/node-http/server.ts). That
- * layer, like the platform's, listens before it attaches its request handler, and detaches the handler before it closes the server: a request that
- * arrives in either gap has no listener and would never be answered (and a server still
- * holding it open would never finish closing). Here a request before the handler waits for
- * it; one after the handler is gone is refused (503, `Connection: close`).
+ * layer, like the platform's, listens before it attaches its request handler, and detaches the
+ * handler before it closes the server: a request that arrives in either gap has no listener
+ * and would never be answered (and a server still holding it open would never finish closing).
+ * Here a request before the handler waits for it; one after the handler is gone is refused
+ * (503, `Connection: close`).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import { randomId } from "../../adapters/webcrypto/ids.js"
