@@ -1,6 +1,6 @@
 /**
  * The platform's `HttpServer` on `node:http`, leaner per request than `NodeHttpServer.layer`
- * (docs/architecture.md, "The HTTP server adapter"): each request's fiber starts with the
+ * (docs/architecture.md, "A seventh pass"): each request's fiber starts with the
  * request already in its context, one copy of the serving context, where the platform's
  * server forks with the serving context and then provides the request (a second copy of it
  * and two fiber-ref copies); and an answer held in memory is handed to the socket without
