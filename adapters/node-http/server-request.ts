@@ -26,7 +26,10 @@ export class NodeServerRequest extends Inspectable.Class implements HttpServerRe
     super()
   }
 
-  private readonly onError = (cause: unknown): HttpServerError.RequestError => new HttpServerError.RequestError({ request: this, reason: "Decode", cause })
+  /** A body that could not be read (made only then: no closure per request). */
+  private get onError(): (cause: unknown) => HttpServerError.RequestError {
+    return (cause) => new HttpServerError.RequestError({ request: this, reason: "Decode", cause })
+  }
 
   get originalUrl(): string {
     return this.source.url ?? "/"
