@@ -12,7 +12,7 @@
  */
 import { HttpTraceContext, type HttpServerRequest } from "@effect/platform"
 import { Config, ConfigError, Effect, Option, Tracer } from "effect"
-import { nodeRequestOf } from "../../adapters/node-http/server-request.js"
+import { requestKeyOf } from "../../adapters/node-http/request-key.js"
 
 export interface SamplerConfig {
   /** The share of new traces kept, 0…1. */
@@ -92,7 +92,7 @@ export const sampled = (tracer: Tracer.Tracer, config: SamplerConfig): Tracer.Tr
 export const requestSampler = (config: SamplerConfig) => {
   const decided = new WeakMap<object, boolean>()
   return (request: HttpServerRequest.HttpServerRequest): boolean => {
-    const key: object = nodeRequestOf(request) ?? request
+    const key = requestKeyOf(request)
     let keep = decided.get(key)
     if (keep === undefined) {
       const caller = config.parentBased ? HttpTraceContext.fromHeaders(request.headers) : Option.none()

@@ -6,6 +6,7 @@
  */
 import type { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
+import { requestKeyOf } from "../../../adapters/node-http/request-key.js"
 
 /** The route and who called, filled in by the edge's middleware once known (edge/rules.ts), read when the answer is logged. */
 export interface RequestFacts {
@@ -23,13 +24,11 @@ export interface RequestFacts {
  * request, which copies the whole context.
  */
 const factsByMessage = new WeakMap<object, RequestFacts>()
-const messageOf = (request: HttpServerRequest.HttpServerRequest): object =>
-  typeof request.source === "object" && request.source !== null ? request.source : request
 
 /** The edge starts the request's facts when it arrives, with the headers it will add to the answer. */
 export const beginRequestFacts = (request: HttpServerRequest.HttpServerRequest, answerHeaders: Record<string, string>): RequestFacts => {
   const facts: RequestFacts = { answerHeaders }
-  factsByMessage.set(messageOf(request), facts)
+  factsByMessage.set(requestKeyOf(request), facts)
   return facts
 }
 
@@ -40,7 +39,7 @@ export const beginRequestFacts = (request: HttpServerRequest.HttpServerRequest, 
  * route (edge/index.ts), so a request without facts is a defect, not a header to lose.
  */
 export const addAnswerHeaders = (request: HttpServerRequest.HttpServerRequest, headers: Record<string, string>): Effect.Effect<void> => {
-  const facts = factsByMessage.get(messageOf(request))
+  const facts = factsByMessage.get(requestKeyOf(request))
   if (facts === undefined) return Effect.dieMessage(`no edge facts for ${request.method} ${request.url}`)
   Object.assign(facts.answerHeaders, headers)
   return Effect.void
@@ -52,7 +51,7 @@ export const addAnswerHeaders = (request: HttpServerRequest.HttpServerRequest, h
  * answer before it is sent (a pre-response handler) asks here.
  */
 export const answerHeaderOf = (request: HttpServerRequest.HttpServerRequest, name: string): string | undefined =>
-  factsByMessage.get(messageOf(request))?.answerHeaders[name]
+  factsByMessage.get(requestKeyOf(request))?.answerHeaders[name]
 
 /** Records the matched route and the caller, if any, for the request's metrics and log line (nothing outside the edge). */
 export const noteRequest = (
@@ -60,7 +59,7 @@ export const noteRequest = (
   route: string,
   caller: { readonly accountId: string; readonly keyId?: string | undefined } | undefined
 ) => {
-  const facts = factsByMessage.get(messageOf(request))
+  const facts = factsByMessage.get(requestKeyOf(request))
   if (facts === undefined) return
   facts.route = route
   if (caller === undefined) return
