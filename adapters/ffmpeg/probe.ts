@@ -2,7 +2,7 @@ import { spawn, execFile, type ChildProcessWithoutNullStreams } from "node:child
 import { mkdtemp, open, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Duration, Effect, Layer, Stream } from "effect"
+import { Clock, Deferred, Duration, Effect, Exit, Layer, Stream } from "effect"
 import {
   type ChildLimits,
   DEFAULT_ADDRESS_SPACE_BYTES,
@@ -13,7 +13,8 @@ import {
   withLimits,
   writeChunk
 } from "./process.js"
-import { AudioProbe, AudioRejected, type ProbeOptions, type ProbeResult } from "../../core/ports/audio.js"
+import { INFO_LOG_LEVEL, readStderr } from "./stderr.js"
+import { AudioProbe, AudioRejected, type DeclaredDurationVerdict, type ProbeOptions, type ProbeResult } from "../../core/ports/audio.js"
 import type { BlobError } from "../../core/ports/blob-store.js"
 
 export { FFMPEG_MISSING_MESSAGE }
@@ -28,7 +29,6 @@ export const AUDIO_DEMUXERS = [
 ] as const
 
 const PCM_RATE = 16_000 // s16le mono: 2 bytes a sample
-const STDERR_TAIL = 8 * 1024
 
 type Outcome =
   | { readonly _tag: "Exited"; readonly code: number | null; readonly signal: NodeJS.Signals | null }
@@ -38,19 +38,55 @@ interface Decoded {
   readonly outcome: Outcome
   readonly inputBytes: number
   readonly pcmBytes: number
+  /** What ffmpeg said at error level (and the shell's own words). */
   readonly stderr: string
 }
 
 const missing = (error: NodeJS.ErrnoException) =>
   error.code === "ENOENT" ? new Error(FFMPEG_MISSING_MESSAGE, { cause: error }) : error
 
-/** Writes one chunk, waiting for 'drain' when the pipe is full; false once ffmpeg stopped reading. */
-/** Runs one ffmpeg decode to counted PCM, under `limits`; the child is killed whenever this is interrupted. */
-const decode = (ffmpegPath: string, args: ReadonlyArray<string>, limits: ChildLimits, input?: Stream.Stream<Uint8Array, BlobError>) =>
+/** When the probe started (ms), and what a declared length allows: the budget counts from the start. */
+interface Budget {
+  readonly startedAt: number
+  readonly timeLimitMs: number
+  readonly onDeclaredDuration: DeclaredDurationVerdict | undefined
+}
+
+/**
+ * Waits for the header's declared length, then fails with the verdict on it: at once when it is
+ * too long, or when the time it buys has run out. Never completes while the decode is within it.
+ */
+const declaredBudget = (declared: Deferred.Deferred<number>, budget: Budget) =>
+  Effect.flatMap(Deferred.await(declared), (seconds) => {
+    const verdict = budget.onDeclaredDuration?.(seconds)
+    if (verdict === undefined) return Effect.never
+    if (verdict === "too_long") {
+      return Effect.fail(new AudioRejected({ reason: "too_long", message: `the header declares ${seconds} s of audio` }))
+    }
+    const limitMs = Math.min(verdict, budget.timeLimitMs)
+    return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.zipRight(
+        Effect.sleep(Duration.millis(Math.max(0, budget.startedAt + limitMs - now))),
+        Effect.fail(new AudioRejected({ reason: "timeout", message: `decoding took longer than ${limitMs} ms, the budget of the ${seconds} s its header declares` }))
+      ))
+  })
+
+/**
+ * Runs one ffmpeg decode to counted PCM, under `limits` and the budget its header's declared
+ * length buys; the child is killed whenever this is interrupted or the budget fails it.
+ */
+const decode = (
+  ffmpegPath: string,
+  args: ReadonlyArray<string>,
+  limits: ChildLimits,
+  budget: Budget,
+  input?: Stream.Stream<Uint8Array, BlobError>
+) =>
   Effect.scoped(Effect.gen(function*() {
     let inputBytes = 0
     let pcmBytes = 0
-    let stderr = ""
+    const declared = yield* Deferred.make<number>()
+    const stderr = readStderr((seconds) => Deferred.unsafeDone(declared, Exit.succeed(seconds)))
     const cwd = yield* privateWorkDir
     const { child, closed } = yield* Effect.acquireRelease(
       Effect.sync(() => {
@@ -63,7 +99,8 @@ const decode = (ffmpegPath: string, args: ReadonlyArray<string>, limits: ChildLi
         })
         child.stdin.on("error", () => {}) // EPIPE when ffmpeg stops early: the exit status decides
         child.stdout.on("data", (chunk: Buffer) => { pcmBytes += chunk.length })
-        child.stderr.on("data", (chunk: Buffer) => { stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_TAIL) })
+        child.stderr.setEncoding("utf8")
+        child.stderr.on("data", stderr.push)
         return { child, closed }
       }),
       ({ child }) =>
@@ -85,9 +122,13 @@ const decode = (ffmpegPath: string, args: ReadonlyArray<string>, limits: ChildLi
         Stream.runDrain,
         Effect.andThen(Effect.sync(() => child.stdin.end()))
       )
-    // An input error wins (and kills ffmpeg); ffmpeg exiting first stops the feed.
-    const outcome = yield* Effect.raceFirst(Effect.promise(() => closed), Effect.zipRight(feed, Effect.never))
-    return { outcome, inputBytes, pcmBytes, stderr } satisfies Decoded
+    // An input error or the declared length's verdict wins (and kills ffmpeg); ffmpeg exiting first stops the feed.
+    // (raceFirst: the first to end, failures included; raceAll would wait for a success)
+    const outcome = yield* Effect.promise(() => closed).pipe(
+      Effect.raceFirst(Effect.zipRight(feed, Effect.never)),
+      Effect.raceFirst(declaredBudget(declared, budget))
+    )
+    return { outcome, inputBytes, pcmBytes, stderr: stderr.errors() } satisfies Decoded
   }))
 
 /** The first meaningful stderr line, without ffmpeg's "[demuxer @ 0x…]" and input-name prefixes. */
@@ -155,7 +196,8 @@ export const makeFfmpegAudioProbe = (options: FfmpegAudioProbeOptions = {}): Lay
   const defaultTimeLimitMs = options.timeLimitMs ?? DEFAULT_PROBE_TIME_LIMIT_MS
   const addressSpaceBytes = options.addressSpaceBytes ?? DEFAULT_ADDRESS_SPACE_BYTES
   const args = (protocol: "pipe" | "file", url: string) => [
-    "-hide_banner", "-nostats", "-loglevel", "error",
+    // info: the input's dump tells the declared length before decoding starts (./stderr.ts)
+    "-hide_banner", "-nostats", ...INFO_LOG_LEVEL,
     ...(protocol === "file" ? ["-nostdin"] : []), // with pipe:0 input ffmpeg already disables key interaction
     "-protocol_whitelist", protocol,
     "-format_whitelist", AUDIO_DEMUXERS.join(","),
@@ -163,15 +205,16 @@ export const makeFfmpegAudioProbe = (options: FfmpegAudioProbeOptions = {}): Lay
     "-map", "0:a:0", "-vn", "-sn", "-dn",
     "-ac", "1", "-ar", String(PCM_RATE), "-f", "s16le", "pipe:1"
   ]
-  const probe = (input: Stream.Stream<Uint8Array, BlobError>, probeOptions?: ProbeOptions) => {
+  const probe = (input: Stream.Stream<Uint8Array, BlobError>, probeOptions?: ProbeOptions) => Effect.flatMap(Clock.currentTimeMillis, (startedAt) => {
     const timeLimitMs = probeOptions?.timeLimitMs ?? defaultTimeLimitMs
     const limits: ChildLimits = { cpuSeconds: Math.ceil(timeLimitMs / 1000), addressSpaceBytes }
-    return decode(ffmpegPath, args("pipe", "pipe:0"), limits, input).pipe(
+    const budget: Budget = { startedAt, timeLimitMs, onDeclaredDuration: probeOptions?.onDeclaredDuration }
+    return decode(ffmpegPath, args("pipe", "pipe:0"), limits, budget, input).pipe(
       Effect.flatMap((d) =>
         // MP4/M4A with the index (moov) after the data cannot be read from a pipe: decode a
         // seekable copy instead. This runs the input stream a second time.
         d.pcmBytes === 0 && d.stderr.includes("partial file")
-          ? spooled(input, (path) => decode(ffmpegPath, args("file", `file:${path}`), limits))
+          ? spooled(input, (path) => decode(ffmpegPath, args("file", `file:${path}`), limits, budget))
           : Effect.succeed(d)
       ),
       Effect.flatMap((d) => classify(ffmpegPath, d)),
@@ -180,7 +223,7 @@ export const makeFfmpegAudioProbe = (options: FfmpegAudioProbeOptions = {}): Lay
         onTimeout: () => new AudioRejected({ reason: "timeout", message: `decoding took longer than ${timeLimitMs} ms` })
       })
     )
-  }
+  })
   return Layer.succeed(AudioProbe, { probe })
 }
 

@@ -24,6 +24,12 @@ export interface Limits {
   readonly validationsPerHour: number
   /** How long validating one upload may take (decoding included); test-mode files get less. */
   readonly validationTimeLimitMs: { readonly live: number; readonly test: number }
+  /**
+   * A shorter limit for an upload whose header declares its length (core/rules/files.ts,
+   * `declaredDurationVerdict`): `floorMs`, plus `perAudioSecondMs` per declared second, plus
+   * `perMiBMs` per MiB of the upload (its transfer), never over `validationTimeLimitMs`.
+   */
+  readonly validationBudget: { readonly floorMs: number; readonly perAudioSecondMs: number; readonly perMiBMs: number }
   readonly jobLeaseMs: number
   readonly maxJobAttempts: number
   readonly lotLifetimeMs: number
@@ -53,6 +59,9 @@ export const DEFAULT_LIMITS: Limits = {
   validationsPerHour: 100,
   // a 25 MB test file decodes in about a second; two minutes covers hours of live audio on a busy host
   validationTimeLimitMs: { live: 2 * MINUTE, test: 20 * SECOND },
+  // 6 h declared gets 118 s, as the 2-minute limit assumes (200× real time, ~10× under what this
+  // 2-core machine decodes busy); the floor covers a start on a loaded host; 25 MiB/s from storage
+  validationBudget: { floorMs: 10 * SECOND, perAudioSecondMs: 5, perMiBMs: 40 },
   jobLeaseMs: 30 * SECOND,
   maxJobAttempts: 3,
   lotLifetimeMs: 365 * DAY,

@@ -5,7 +5,7 @@
 import { Either } from "effect"
 import type { Limits } from "../domain/limits.js"
 import type { Mode } from "../domain/enums.js"
-import type { AudioRejected } from "../ports/audio.js"
+import type { AudioRejected, DeclaredDurationVerdict } from "../ports/audio.js"
 import { FileErrorRecord, FileRecord } from "../domain/records.js"
 import { FileInUse, FileNotReady, FileTooLarge, UnsupportedMediaType, UploadExpired } from "../errors.js"
 import { isAcceptedAudioType } from "./content-types.js"
@@ -70,12 +70,33 @@ export const markReady = (file: FileRecord, durationSeconds: number, now: number
  * What a rejected file says publicly: one fixed message per reason. The decoder's own words
  * (ffmpeg's stderr) go to the logs only (docs/security.md).
  */
-export const AUDIO_REJECTION_MESSAGES: Readonly<Record<AudioRejected["reason"], string>> = {
+export const AUDIO_REJECTION_MESSAGES: Readonly<Record<Exclude<AudioRejected["reason"], "too_long">, string>> = {
   undecodable: "the file could not be decoded as audio in an accepted format",
   no_audio: "the file contains no audio stream",
   empty: "the file holds no audio samples",
   timeout: "decoding the file took longer than allowed"
 }
+
+export const audioRejectionMessage = (reason: AudioRejected["reason"], limits: Limits): string =>
+  reason === "too_long"
+    ? `the file declares more than ${limits.maxAudioSeconds} s of audio, the longest any job accepts; it was not decoded`
+    : AUDIO_REJECTION_MESSAGES[reason]
+
+/**
+ * The decoder budget of one upload (docs/security.md, "Decoding untrusted files"). A header that
+ * declares more audio than any job accepts is refused before a decoder spends anything on it:
+ * the same bytes would end `rejected` anyway, after the whole time limit, and a `ready` verdict
+ * needs the decoded duration (decisions.md). Otherwise the declared length buys time in
+ * proportion, never more than the mode's limit; a header declaring too little gets the file
+ * rejected when its decode overruns, never a longer budget.
+ */
+export const declaredDurationVerdict = (file: { readonly mode: Mode; readonly sizeBytes: number }, limits: Limits): DeclaredDurationVerdict =>
+  (declaredSeconds) => {
+    if (declaredSeconds > limits.maxAudioSeconds) return "too_long"
+    const { floorMs, perAudioSecondMs, perMiBMs } = limits.validationBudget
+    const budget = floorMs + declaredSeconds * perAudioSecondMs + (file.sizeBytes / (1024 * 1024)) * perMiBMs
+    return Math.min(limits.validationTimeLimitMs[file.mode], Math.ceil(budget))
+  }
 
 export const markRejected = (file: FileRecord, message: string, now: number): FileRecord =>
   file.status === "validating"

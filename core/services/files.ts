@@ -10,7 +10,7 @@ import { FileRepo, JobRepo, WalletRepo } from "../ports/repositories.js"
 import * as Metrics from "../observability/metrics.js"
 import { transactionally } from "../ports/transactor.js"
 import { checkDeletable, checkNewFile, completeUpload, markReady, markRejected, planUpload, requireScope } from "../rules/index.js"
-import { AUDIO_REJECTION_MESSAGES } from "../rules/files.js"
+import { audioRejectionMessage, declaredDurationVerdict } from "../rules/files.js"
 import { inputKeyOf, stagingKeyOf } from "../rules/storage.js"
 import type { Caller } from "./caller.js"
 import { emitFileEvent } from "./webhooks.js"
@@ -180,7 +180,11 @@ export const completeFile = (caller: Caller, id: string, parts: ReadonlyArray<Co
     return validating
   }).pipe(Effect.withSpan("completeFile", { attributes: { "hush.account_id": caller.accountId, "hush.file_id": id } }))
 
-/** Decodes the whole upload; the file becomes `ready` or `rejected`. Runs off the request path. */
+/**
+ * Decodes the whole upload; the file becomes `ready` or `rejected`. Runs off the request path.
+ * A header declaring over the longest accepted audio is rejected without decoding, and a declared
+ * length shortens the time limit (`declaredDurationVerdict`).
+ */
 export const validateFile = (id: string) =>
   Effect.gen(function*() {
     const files = yield* FileRepo
@@ -199,7 +203,10 @@ export const validateFile = (id: string) =>
           Metrics.count(Metrics.validations, { outcome }),
           Metrics.observe(Metrics.validationDuration, { outcome }, Number(ended - started) / 1e9)
         ))
-    const outcome = yield* probe.probe(blobs.read(file.storageKey), { timeLimitMs: limits.validationTimeLimitMs[file.mode] }).pipe(
+    const outcome = yield* probe.probe(blobs.read(file.storageKey), {
+      timeLimitMs: limits.validationTimeLimitMs[file.mode],
+      onDeclaredDuration: declaredDurationVerdict(file, limits)
+    }).pipe(
       Effect.map((result) => Either.right(result)),
       Effect.catchTag("AudioRejected", (rejected) =>
         Effect.as(
@@ -212,7 +219,7 @@ export const validateFile = (id: string) =>
     const now = yield* Clock.currentTimeMillis
     const next = Either.match(outcome, {
       onRight: (result) => markReady(file, result.durationSeconds, now),
-      onLeft: (error) => markRejected(file, AUDIO_REJECTION_MESSAGES[error.reason], now)
+      onLeft: (error) => markRejected(file, audioRejectionMessage(error.reason, limits), now)
     })
     // the file.ready / file.rejected event commits with the verdict (an outbox)
     yield* transactionally(Effect.zipRight(files.update(next), emitFileEvent(next)))
