@@ -9,6 +9,7 @@ import {
   FFMPEG_MISSING_MESSAGE,
   isCommandMissing,
   isResourceKill,
+  isSandboxFailure,
   privateWorkDir,
   withLimits,
   writeChunk
@@ -38,7 +39,7 @@ interface Decoded {
   readonly outcome: Outcome
   readonly inputBytes: number
   readonly pcmBytes: number
-  /** What ffmpeg said at error level (and the shell's own words). */
+  /** What ffmpeg said at error level (and the shell's or the sandbox's own words). */
   readonly stderr: string
 }
 
@@ -148,6 +149,8 @@ const classify = (ffmpegPath: string, d: Decoded): Effect.Effect<ProbeResult, Au
   const { outcome } = d
   if (outcome._tag === "SpawnFailed") return Effect.die(missing(outcome.error))
   if (isCommandMissing(outcome.code, d.stderr)) return Effect.die(new Error(FFMPEG_MISSING_MESSAGE))
+  // the host's fault, not the file's: the upload stays validating, as when ffmpeg is missing
+  if (isSandboxFailure(d.stderr)) return Effect.die(new Error(`the ffmpeg sandbox failed: ${firstError(d.stderr)}`))
   // this probe kills only children it no longer waits for: a signal here came from the input
   if (isResourceKill(outcome.signal)) {
     return Effect.fail(new AudioRejected({ reason: "timeout", message: `ffmpeg hit its CPU or memory limit (${outcome.signal})` }))

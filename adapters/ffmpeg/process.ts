@@ -43,20 +43,68 @@ export interface ChildLimits {
 export const DEFAULT_ADDRESS_SPACE_BYTES = 2 * 1024 * 1024 * 1024
 
 /**
+ * Where the host allows it, every ffmpeg child also runs in bubblewrap (docs/security.md): new
+ * namespaces, among them an empty network one (no interface but a loopback that is down), its
+ * own /proc (no other process to see) and a minimal /dev; the whole file system read-only except
+ * its private working folder; no capabilities; an environment of PATH alone (the server's holds
+ * its secrets). Process-wide, like the umask: set once at start from `FFMPEG_SANDBOX`
+ * (./sandbox.ts); unset, children run without it.
+ */
+export interface FfmpegSandbox {
+  /** The bubblewrap binary (`bwrap` on PATH). */
+  readonly bwrapPath: string
+}
+
+let processSandbox: FfmpegSandbox | undefined
+
+export const setFfmpegSandbox = (sandbox: FfmpegSandbox | undefined): void => {
+  processSandbox = sandbox
+}
+
+export const currentFfmpegSandbox = (): FfmpegSandbox | undefined => processSandbox
+
+const BWRAP_FLAGS = [
+  "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+  "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--clearenv"
+].join(" ")
+
+const shellQuoted = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`
+
+/**
+ * The shell's part when sandboxed: a missing command answers 127 like `exec` does (bubblewrap
+ * would say 1); `cd -P .` makes $PWD the working folder's real path, bound writable; and
+ * bubblewrap reports a child killed by a signal as 128 + its number, so the shell dies of the
+ * same signal, and callers see a CPU-limit kill (SIGXCPU) or a crash as they would without it.
+ */
+const sandboxed = (sandbox: FfmpegSandbox) =>
+  `{ if ! command -v "$0" >/dev/null; then echo "$0: not found" >&2; exit 127; fi; cd -P . && ` +
+  `${shellQuoted(sandbox.bwrapPath)} ${BWRAP_FLAGS} --setenv PATH "$PATH" --bind "$PWD" "$PWD" --chdir "$PWD" -- "$0" "$@"; ` +
+  `s=$?; if [ $s -gt 128 ] && [ $s -lt 160 ]; then kill -$((s - 128)) $$; fi; exit $s; }`
+
+/**
  * `command args` as `/bin/sh -c 'ulimit …; exec "$0" "$@"' command args`: the limits are set
  * (soft and hard alike, so the child cannot raise them) before ffmpeg itself starts. dash takes
- * one limit per `ulimit`; RLIMIT_AS is Linux's (macOS refuses to lower it).
+ * one limit per `ulimit`; RLIMIT_AS is Linux's (macOS refuses to lower it). With a sandbox
+ * (the process's, unless one is given), the shell starts ffmpeg through bubblewrap instead.
  */
 export const withLimits = (
   command: string,
   args: ReadonlyArray<string>,
-  limits: ChildLimits
+  limits: ChildLimits,
+  sandbox: FfmpegSandbox | undefined = processSandbox
 ): { readonly file: string; readonly args: ReadonlyArray<string> } => {
   const cpu = Math.max(1, Math.ceil(limits.cpuSeconds))
   const kib = Math.max(1, Math.floor(limits.addressSpaceBytes / 1024))
   const settings = [`ulimit -t ${cpu}`, ...(process.platform === "linux" ? [`ulimit -v ${kib}`] : []), "ulimit -f 0", "ulimit -c 0"]
-  return { file: "/bin/sh", args: ["-c", `${settings.join(" && ")} && exec "$0" "$@"`, command, ...args] }
+  const start = sandbox === undefined ? `exec "$0" "$@"` : sandboxed(sandbox)
+  return { file: "/bin/sh", args: ["-c", `${settings.join(" && ")} && ${start}`, command, ...args] }
 }
+
+/**
+ * Bubblewrap's own failure (it could not set the sandbox up): a fault of this host, not of the
+ * input. It speaks before ffmpeg starts, and ffmpeg's first line always carries its prefix.
+ */
+export const isSandboxFailure = (stderr: string): boolean => stderr.startsWith("bwrap: ")
 
 /** The shell's answer when `exec` finds no such command (exit status 127): the same as a spawn ENOENT. */
 export const isCommandMissing = (code: number | null, stderr: string): boolean =>

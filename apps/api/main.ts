@@ -22,7 +22,7 @@ const program = Effect.gen(function*() {
   // the built-in worker runs here unless HUSH_WORKER=off (e.g. when workers run apart, on PostgreSQL)
   // the ffmpeg check runs while the core builds; serving starts after both
   const server = Layer.merge(root.server(apiLayer, httpServer), root.metricsPort).pipe(
-    Layer.provide(Layer.merge(root.core, requireFfmpegLayer("Hush"))),
+    Layer.provide(Layer.merge(root.core, requireFfmpegLayer("Hush", config.ffmpegSandbox))),
     Layer.provide(root.telemetry)
   )
   yield* Effect.logInfo(`Hush ${config.env}: data in ${config.dataDir}, store ${config.store}, links at ${config.publicBaseUrl}`)

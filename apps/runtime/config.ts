@@ -9,6 +9,7 @@ import type { KeyCacheListen } from "../../adapters/postgres/key-cache.js"
 import { S3Config, type S3Options } from "../../adapters/s3/config.js"
 import type { StripeOptions } from "../../adapters/stripe/index.js"
 import type { Limits } from "../../core/domain/limits.js"
+import { FFMPEG_SANDBOX_MODES, type FfmpegSandboxMode } from "../../adapters/ffmpeg/sandbox.js"
 import { loadObservabilityConfig, type ObservabilityConfig } from "./observability.js"
 
 export type StoreKind = "memory" | "embedded" | "postgres"
@@ -76,6 +77,8 @@ export interface HushConfig {
   readonly payments?: PaymentsConfig | undefined
   /** WEBHOOKS_ALLOW_PRIVATE=true: live webhook endpoints may be http:// and private (local development only). */
   readonly webhooksAllowPrivate?: boolean | undefined
+  /** `FFMPEG_SANDBOX`: ffmpeg children in bubblewrap when it works here (`auto`, the default), or never (`off`). */
+  readonly ffmpegSandbox?: FfmpegSandboxMode | undefined
 }
 
 /**
@@ -268,7 +271,9 @@ export const loadConfig = Effect.gen(function*() {
   const payments = yield* loadPaymentsConfig
   yield* checkPaymentsForEnv(env, payments)
   const webhooksAllowPrivate = yield* Config.boolean("WEBHOOKS_ALLOW_PRIVATE").pipe(Config.withDefault(false))
+  const ffmpegSandbox = yield* Config.literal(...FFMPEG_SANDBOX_MODES)("FFMPEG_SANDBOX").pipe(Config.withDefault("auto" as const))
   return {
+    ffmpegSandbox,
     port, dataDir, publicBaseUrl, env, store, databaseUrl, keyCacheListen, preparedStatements, blobStore, s3, redisUrl, limits, gpuProvider, workerEnabled, workerConcurrency,
     accounts, payments, webhooksAllowPrivate, observability
   } satisfies HushConfig

@@ -17,7 +17,7 @@ const program = Effect.gen(function*() {
   const root = compose(config, keys, { authenticates: false })
   // the ffmpeg check runs while the core builds (database, migrations); claiming starts after both
   return yield* Layer.launch(Layer.merge(root.worker(), root.metricsPort).pipe(
-    Layer.provide(Layer.merge(root.core, requireFfmpegLayer("Hush worker"))),
+    Layer.provide(Layer.merge(root.core, requireFfmpegLayer("Hush worker", config.ffmpegSandbox))),
     Layer.provide(root.telemetry)
   ))
 })
