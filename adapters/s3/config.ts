@@ -134,3 +134,15 @@ export const presignWindow = (expiresAt: number, now: number): { readonly expire
   if (seconds <= 0) return { expiresIn: 1, signingDate: new Date(Math.floor(expiresAt / 1000) * 1000 - 1000) }
   return { expiresIn: Math.min(seconds, MAX_PRESIGN_SECONDS), signingDate: new Date(signedAt) }
 }
+
+/**
+ * The origins the bucket's signed URLs point at (the SDK's virtual-hosted or path style), for
+ * the dashboard's Content-Security-Policy: the browser sends uploads to them and plays and
+ * downloads audio from them. The bucket's CORS must allow the dashboard's origin too (docs/web.md).
+ */
+export const signedUrlOrigins = (options: Pick<S3Options, "bucket" | "endpoint" | "region" | "forcePathStyle">): ReadonlyArray<string> => {
+  const endpoint = new URL(options.endpoint ?? `https://s3.${options.region}.amazonaws.com`)
+  const pathStyle = endpoint.origin
+  const hostStyle = `${endpoint.protocol}//${options.bucket}.${endpoint.host}`
+  return options.forcePathStyle ? [pathStyle] : [hostStyle, pathStyle]
+}

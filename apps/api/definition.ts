@@ -21,6 +21,8 @@ import { withApiKey, withoutCaller } from "./edge/declare.js"
 import { STRICT } from "./edge/strict.js"
 import { AuthGroup, SessionGroup } from "./groups/auth.js"
 import { DashboardGroup } from "./groups/dashboard.js"
+import { DashboardWebhooksGroup } from "./groups/dashboard-webhooks.js"
+import { DashboardWorkGroup } from "./groups/dashboard-work.js"
 import { PaymentWebhookGroup } from "./groups/payments.js"
 import { WebhooksGroup } from "./groups/webhooks.js"
 import { describeProblems } from "./openapi.js"
@@ -175,6 +177,8 @@ export const HushApi = HttpApi.make("hush")
   .add(AuthGroup)
   .add(SessionGroup)
   .add(DashboardGroup)
+  .add(DashboardWorkGroup)
+  .add(DashboardWebhooksGroup)
   .add(PaymentWebhookGroup)
   // /metrics and /readyz: outside /v1 and the public reference
   .add(OperationsGroup)

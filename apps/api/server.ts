@@ -14,6 +14,8 @@ import { FilesHandlers } from "./handlers/files.js"
 import { JobsHandlers } from "./handlers/jobs.js"
 import { WebhooksHandlers } from "./handlers/webhooks.js"
 import { DashboardHandlers } from "./handlers/dashboard.js"
+import { DashboardWebhooksHandlers } from "./handlers/dashboard-webhooks.js"
+import { DashboardWorkHandlers } from "./handlers/dashboard-work.js"
 import { PaymentWebhookHandlers } from "./handlers/payments.js"
 import { PublicHandlers } from "./handlers/public.js"
 import { AuthHandlers, SessionHandlers } from "./handlers/sessions.js"
@@ -24,7 +26,7 @@ import { DrainingLive } from "./operations/readiness.js"
 import { FakeCheckoutRoutes } from "./fake-checkout.js"
 import { pageRoutes } from "./pages.js"
 import { StatusProbeLive } from "./status.js"
-import { WebRoutes } from "./web.js"
+import { webRoutes } from "./web.js"
 
 export const VERSION = "1.0.0"
 
@@ -45,6 +47,8 @@ export interface ApiOptions {
   readonly publicBaseUrl: string
   readonly env: string
   readonly gpuConfigured: boolean
+  /** Where signed storage URLs point when not at this origin (S3): the dashboard uploads to and plays from them. */
+  readonly storageOrigins?: ReadonlyArray<string> | undefined
   /** `/metrics`: off (404) without a token (apps/runtime/observability.ts). */
   readonly metrics?: MetricsAccessOptions | undefined
 }
@@ -58,7 +62,7 @@ export const errorsBaseUrlOf = (publicBaseUrl: string) => `${publicBaseUrl}/erro
  */
 export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<never, E, R>) => {
   const handlers = Layer.mergeAll(PublicHandlers, FilesHandlers, JobsHandlers, AccountHandlers, AuthHandlers, SessionHandlers, DashboardHandlers, PaymentWebhookHandlers,
-    WebhooksHandlers, OperationsHandlers
+    WebhooksHandlers, DashboardWorkHandlers, DashboardWebhooksHandlers, OperationsHandlers
   ).pipe(
     Layer.provide(Layer.mergeAll(
       BackgroundLive,
@@ -74,7 +78,7 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
   )
   return HttpApiBuilder.serve().pipe(
     Layer.provide(Layer.mergeAll(
-      storageRoutes, pageRoutes(options.publicBaseUrl), WebRoutes, FakeCheckoutRoutes, HttpApiScalar.layer({ path: "/docs", scalar: SCALAR_CONFIG }), EdgeLive
+      storageRoutes, pageRoutes(options.publicBaseUrl), webRoutes(options.storageOrigins ?? []), FakeCheckoutRoutes, HttpApiScalar.layer({ path: "/docs", scalar: SCALAR_CONFIG }), EdgeLive
     )),
     Layer.provide(api),
     Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl))),

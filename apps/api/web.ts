@@ -18,21 +18,25 @@ export const WEB_DIST = fileURLToPath(new URL("../../dist/web", import.meta.url)
 export const DASHBOARD_PAGES = [
   "/login", "/signup", "/forgot-password", "/reset-password", "/verify-email",
   "/dashboard", "/dashboard/keys", "/dashboard/credits", "/dashboard/ledger", "/dashboard/usage",
-  "/dashboard/jobs", "/dashboard/jobs/:job_id", "/dashboard/account", "/dashboard/webhooks"
+  "/dashboard/new", "/dashboard/jobs", "/dashboard/jobs/:job_id", "/dashboard/account", "/dashboard/webhooks"
 ] as const
 
 const IMMUTABLE = "public, max-age=31536000, immutable"
 
-/** Scripts, styles and requests from this origin only; never framed. */
-const PAGE_HEADERS = {
+/**
+ * Scripts and styles from this origin only; never framed. Requests and media also go to the
+ * signed storage URLs (`storageOrigins`, where they are not this origin): uploads, players.
+ */
+const pageHeaders = (storageOrigins: ReadonlyArray<string>) => ({
   "cache-control": "no-cache",
   "content-security-policy":
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; ` +
+    `connect-src ${["'self'", ...storageOrigins].join(" ")}; media-src ${["'self'", ...storageOrigins].join(" ")}; ` +
     "frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'",
   "x-content-type-options": "nosniff",
   "referrer-policy": "same-origin",
   "x-frame-options": "DENY"
-}
+})
 
 const CONTENT_TYPES: Record<string, string> = {
   ".js": "text/javascript; charset=utf-8",
@@ -58,8 +62,9 @@ const notBuilt = HttpServerResponse.text(
   { status: 503, headers: { "cache-control": "no-store", "retry-after": "5" } }
 )
 
-export const WebRoutes = HttpApiBuilder.Router.use((router) =>
+export const webRoutes = (storageOrigins: ReadonlyArray<string>) => HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
+    const headers = pageHeaders(storageOrigins)
     const oauth = yield* OAuthProviders
     const configured = PROVIDERS.filter((name) => oauth.get(name)._tag === "Some").join(" ")
 
@@ -69,7 +74,7 @@ export const WebRoutes = HttpApiBuilder.Router.use((router) =>
       // which sign-in buttons the login page shows: configuration the page cannot ask for
       const page = new TextDecoder().decode(html)
         .replace("<head>", `<head><meta name="hush-oauth" content="${escapeAttribute(configured)}">`)
-      return HttpServerResponse.html(page).pipe(HttpServerResponse.setHeaders(PAGE_HEADERS))
+      return HttpServerResponse.html(page).pipe(HttpServerResponse.setHeaders(headers))
     })
     for (const path of DASHBOARD_PAGES) yield* router.get(path, shell)
 

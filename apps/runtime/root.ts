@@ -16,6 +16,7 @@ import type { apiLayer as ApiLayer } from "../api/server.js"
 import { JobQueuedLive } from "../../core/services/job-queued.js"
 import { WorkerLive, type WorkerOptions } from "../worker/background.js"
 import { type HushConfig, loadConfig } from "./config.js"
+import { signedUrlOrigins } from "../../adapters/s3/config.js"
 import { metricsPortLayer } from "./metrics-port.js"
 import { tracingLayer } from "./tracing.js"
 import { DEFAULT_OBSERVABILITY, loggingLayer } from "./observability.js"
@@ -67,6 +68,8 @@ export const compose = (config: HushConfig, keys: DeploymentKeys, options: Compo
   const api = <A, E, R>(app: typeof ApiLayer, httpServer: Layer.Layer<A | HttpServer.HttpServer, E, R>) =>
     app({
       publicBaseUrl: config.publicBaseUrl, env: config.env, gpuConfigured: config.gpuProvider !== undefined,
+      // local disk's signed URLs are the API's own origin
+      storageOrigins: config.blobStore === "s3" && config.s3 !== undefined ? signedUrlOrigins(config.s3) : [],
       metrics: { token: observability.metricsToken, ownPort: Option.isSome(observability.metricsPort) }
     }, storage.routes).pipe(
       Layer.provide(httpServer)

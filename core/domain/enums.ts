@@ -39,6 +39,10 @@ export const WebhookEventType = Schema.Literal("job.succeeded", "job.failed", "j
 export type WebhookEventType = typeof WebhookEventType.Type
 export const WEBHOOK_EVENT_TYPES: ReadonlyArray<WebhookEventType> = WebhookEventType.literals
 
+/** What a delivery carries: a subscribed event, or `webhook.test`, which any endpoint gets when asked (never subscribed to). */
+export const DeliveryEventType = Schema.Literal(...WebhookEventType.literals, "webhook.test")
+export type DeliveryEventType = typeof DeliveryEventType.Type
+
 export const WebhookEndpointStatus = Schema.Literal("enabled", "disabled")
 export type WebhookEndpointStatus = typeof WebhookEndpointStatus.Type
 

@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { JobOptionsRecord } from "./denoise-options.js"
 import { RecordClass } from "./record-class.js"
 import {
-  AccountStatus, FileStatus, JobErrorCode, JobStatus, LedgerKind, LotSource, Mode, Scope, Task,
+  AccountStatus, DeliveryEventType, FileStatus, JobErrorCode, JobStatus, LedgerKind, LotSource, Mode, Scope, Task,
   WebhookDeliveryStatus, WebhookEndpointStatus, WebhookEventType
 } from "./enums.js"
 
@@ -229,7 +229,7 @@ export class WebhookDeliveryRecord extends RecordClass<WebhookDeliveryRecord>("W
   accountId: Schema.String,
   mode: Mode,
   eventId: Schema.String,
-  eventType: WebhookEventType,
+  eventType: DeliveryEventType,
   /** The exact body sent (and signed) on every attempt. */
   body: Schema.String,
   status: WebhookDeliveryStatus,

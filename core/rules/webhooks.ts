@@ -11,7 +11,7 @@ import { sha256 } from "@oslojs/crypto/sha2"
 import { encodeBase64 } from "@oslojs/encoding"
 import { Data, Either } from "effect"
 import { Webhook } from "standardwebhooks"
-import type { Mode, WebhookEventType } from "../domain/enums.js"
+import type { DeliveryEventType, Mode, WebhookEventType } from "../domain/enums.js"
 import { WEBHOOK_EVENT_TYPES } from "../domain/enums.js"
 import { WebhookAttemptRecord, WebhookDeliveryRecord, WebhookEndpointRecord } from "../domain/records.js"
 import { InvalidRequest } from "../errors.js"
@@ -83,7 +83,7 @@ export const signedHeaders = (secret: string, messageId: string, atMillis: numbe
 })
 
 /** `{id, type, created_at, data}`: the body every attempt sends. */
-export const eventBody = (event: { readonly id: string; readonly type: WebhookEventType; readonly createdAt: number; readonly data: unknown }) =>
+export const eventBody = (event: { readonly id: string; readonly type: DeliveryEventType; readonly createdAt: number; readonly data: unknown }) =>
   JSON.stringify({ id: event.id, type: event.type, created_at: new Date(event.createdAt).toISOString(), data: event.data })
 
 export const subscribes = (endpoint: WebhookEndpointRecord, type: WebhookEventType) =>

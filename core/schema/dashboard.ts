@@ -2,7 +2,7 @@
 import { Schema } from "effect"
 import { AccountStatus, LedgerKind, LotSource, Mode, Scope } from "../domain/enums.js"
 import { Credits } from "./account.js"
-import { Job } from "./job.js"
+import { Job, JobInput } from "./job.js"
 import { Micros, NextCursor, Timestamp } from "./common.js"
 
 const EmailText = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(254))
@@ -73,8 +73,16 @@ export const JobKeySummary = Schema.Struct({
 }).annotations({ identifier: "JobKeySummary" })
 export type JobKeySummary = typeof JobKeySummary.Type
 
+/** The job's input as the dashboard shows it: the API's, with the name the file was uploaded under. */
+export const DashboardJobInput = Schema.Struct({
+  ...JobInput.fields,
+  filename: Schema.String
+}).annotations({ identifier: "DashboardJobInput" })
+export type DashboardJobInput = typeof DashboardJobInput.Type
+
 export class DashboardJob extends Schema.Class<DashboardJob>("DashboardJob")({
   ...Job.fields,
+  input: DashboardJobInput,
   /** Null when the key is gone. */
   key: Schema.NullOr(JobKeySummary)
 }) {}

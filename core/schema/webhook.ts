@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { WebhookDeliveryStatus, WebhookEndpointStatus, WebhookEventType } from "../domain/enums.js"
+import { DeliveryEventType, WebhookDeliveryStatus, WebhookEndpointStatus, WebhookEventType } from "../domain/enums.js"
 import { constant, NextCursor, Timestamp } from "./common.js"
 import { PageLimit } from "./job.js"
 
@@ -54,7 +54,8 @@ export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDeliv
   object: constant("webhook_delivery"),
   /** The event's id: the body's `id` and the `webhook-id` header, the same on every attempt. */
   event_id: Schema.String,
-  event_type: WebhookEventType,
+  /** A subscribed event, or `webhook.test` (POST /v1/webhook_endpoints/{id}/test). */
+  event_type: DeliveryEventType,
   status: WebhookDeliveryStatus,
   attempts: Schema.Array(WebhookAttempt),
   /** When the next attempt goes out (pending only). */

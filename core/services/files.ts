@@ -12,7 +12,7 @@ import { transactionally } from "../ports/transactor.js"
 import { checkDeletable, checkNewFile, completeUpload, markReady, markRejected, planUpload, requireScope } from "../rules/index.js"
 import { audioRejectionMessage, declaredDurationVerdict } from "../rules/files.js"
 import { inputKeyOf, stagingKeyOf } from "../rules/storage.js"
-import type { Caller } from "./caller.js"
+import type { Actor } from "./caller.js"
 import { emitFileEvent } from "./webhooks.js"
 
 export interface NewFile {
@@ -29,7 +29,7 @@ export interface CompletedPart {
 const notFound = (id: string) => new NotFound({ detail: `no file '${id}' exists on this account` })
 
 /** The caller's file, or `404` for another account's or the other mode's (never a hint). */
-export const ownedFile = (caller: Caller, id: string) =>
+export const ownedFile = (caller: Actor, id: string) =>
   Effect.flatMap(FileRepo, (files) => files.get(id)).pipe(
     Effect.flatMap(Option.match({
       onNone: () => Effect.fail(notFound(id)),
@@ -41,7 +41,7 @@ export const ownedFile = (caller: Caller, id: string) =>
 const quotaExceeded = (detail: string, retryAfterSeconds?: number) =>
   new QuotaExceeded(retryAfterSeconds === undefined ? { detail } : { detail, retryAfterSeconds })
 
-const checkUploadQuotas = (caller: Caller, sizeBytes: number, now: number) =>
+const checkUploadQuotas = (caller: Actor, sizeBytes: number, now: number) =>
   Effect.gen(function*() {
     const limits = yield* LimitsConfig
     const files = yield* FileRepo
@@ -57,7 +57,7 @@ const checkUploadQuotas = (caller: Caller, sizeBytes: number, now: number) =>
   })
 
 /** `POST /v1/files`: checks, an upload target, and the `uploading` record. */
-export const createFile = (caller: Caller, request: NewFile) =>
+export const createFile = (caller: Actor, request: NewFile) =>
   Effect.gen(function*() {
     yield* requireScope(caller.scopes, ["files:write"])
     const limits = yield* LimitsConfig
@@ -111,12 +111,12 @@ export const createFile = (caller: Caller, request: NewFile) =>
     return { file, upload: target, expiresAt: uploadExpiresAt }
   }).pipe(Effect.withSpan("createFile", { attributes: { "hush.account_id": caller.accountId } }))
 
-export const getFile = (caller: Caller, id: string) =>
+export const getFile = (caller: Actor, id: string) =>
   Effect.zipRight(requireScope(caller.scopes, ["files:write", "jobs:read"]), ownedFile(caller, id))
 
 const sizeMismatch = (detail: string) => new InvalidRequest({ status: 422, field: "size_bytes", detail })
 
-const checkValidationQuota = (caller: Caller, now: number) =>
+const checkValidationQuota = (caller: Actor, now: number) =>
   Effect.gen(function*() {
     const limits = yield* LimitsConfig
     const recent = yield* Effect.flatMap(FileRepo, (files) => files.validationsSince(caller.accountId, caller.mode, now - VALIDATION_WINDOW_MS))
@@ -131,7 +131,7 @@ const checkValidationQuota = (caller: Caller, now: number) =>
  * to the file's input (where no upload URL reaches: docs/security.md), the file is `validating`
  * and the caller schedules `validateFile`. A file past `uploading` is returned as it is.
  */
-export const completeFile = (caller: Caller, id: string, parts: ReadonlyArray<CompletedPart> | null) =>
+export const completeFile = (caller: Actor, id: string, parts: ReadonlyArray<CompletedPart> | null) =>
   Effect.gen(function*() {
     yield* requireScope(caller.scopes, ["files:write"])
     const file = yield* ownedFile(caller, id)
@@ -228,7 +228,7 @@ export const validateFile = (id: string) =>
   }).pipe(Effect.withSpan("validateFile", { attributes: { "hush.file_id": id } }))
 
 /** `DELETE /v1/files/{id}`: refused while a queued or processing job uses the file. */
-export const deleteFile = (caller: Caller, id: string) =>
+export const deleteFile = (caller: Actor, id: string) =>
   Effect.gen(function*() {
     yield* requireScope(caller.scopes, ["files:write"])
     const file = yield* transactionally(Effect.gen(function*() {

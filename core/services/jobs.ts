@@ -8,11 +8,11 @@ import { JobPricing, JobRecord } from "../domain/records.js"
 import { AudioTooLong, FileTooLarge, JobNotSucceeded, ModelNotAvailable, NotFound, OutputExpired } from "../errors.js"
 import { BlobStore } from "../ports/blob-store.js"
 import { IdGenerator } from "../ports/ids.js"
-import { JobRepo } from "../ports/repositories.js"
+import { FileRepo, JobRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import { checkCanCreateJob, JobRules, maxFileBytes, priceAudio, requireReady, requireScope } from "../rules/index.js"
 import * as Wallet from "../wallet/wallet.js"
-import type { Caller } from "./caller.js"
+import type { Actor } from "./caller.js"
 import { decodeCursor, encodeCursor } from "./cursor.js"
 import { downloadStem } from "../rules/storage.js"
 import { ownedFile } from "./files.js"
@@ -24,7 +24,7 @@ import { emitJobEvent } from "./webhooks.js"
 const notFound = (id: string) => new NotFound({ detail: `no job '${id}' exists on this account` })
 
 /** Whose jobs: an API key's account and mode, or the dashboard's account and chosen mode. */
-export type JobOwner = Pick<Caller, "accountId" | "mode">
+export type JobOwner = Pick<Actor, "accountId" | "mode">
 
 const isOwned = (caller: JobOwner, job: JobRecord) => job.accountId === caller.accountId && job.mode === caller.mode
 
@@ -64,7 +64,7 @@ export const jobOptions = (request: DenoiseJobRequest) =>
     loudness: request.output?.loudness ?? null
   })
 
-export const createDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
+export const createDenoiseJob = (caller: Actor, request: DenoiseJobRequest) =>
   Effect.flatMap(prepareDenoiseJob(caller, request), (job) =>
     Effect.as(storeDenoiseJob(job, Effect.flatMap(JobRepo, (jobs) => jobs.insert(job))), job)).pipe(createSpan(caller, request))
 
@@ -72,14 +72,14 @@ export const createDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
  * The span of a create, whichever way it stores the job. Without a captured stack trace: its
  * name says where it is, and the `Error` made per create for one was ~1 % of a create's CPU.
  */
-export const createSpan = (caller: Caller, request: DenoiseJobRequest) =>
+export const createSpan = (caller: Actor, request: DenoiseJobRequest) =>
   Effect.withSpan("createDenoiseJob", {
     attributes: { "hush.account_id": caller.accountId, "hush.file_id": request.file },
     captureStackTrace: false
   })
 
 /** The checks of createDenoiseJob and the job they allow, priced; nothing written. */
-export const prepareDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
+export const prepareDenoiseJob = (caller: Actor, request: DenoiseJobRequest) =>
   Effect.gen(function*() {
     yield* requireScope(caller.scopes, ["jobs:write"])
     yield* checkCanCreateJob(caller.account)
@@ -159,7 +159,7 @@ export const storeDenoiseJob = <A, R>(job: JobRecord, insert: Effect.Effect<A, n
     return inserted
   })
 
-export const getJob = (caller: Caller, id: string) =>
+export const getJob = (caller: Actor, id: string) =>
   Effect.zipRight(requireScope(caller.scopes, ["jobs:read"]), ownedJob(caller, id))
 
 /** Releases a job's hold (live mode) inside the current transaction. */
@@ -175,7 +175,7 @@ export const releaseHold = (job: JobRecord, reason: string) =>
     )
 
 /** `POST /v1/jobs/{id}/cancel`: only while queued; the hold is released with it. */
-export const cancelJob = (caller: Caller, id: string) =>
+export const cancelJob = (caller: Actor, id: string) =>
   Effect.gen(function*() {
     yield* requireScope(caller.scopes, ["jobs:write"])
     return yield* transactionally(Effect.gen(function*() {
@@ -199,7 +199,7 @@ export interface JobListRequest {
 const DEFAULT_PAGE = 20
 
 /** `GET /v1/jobs`: newest first, keyset pages (stable while new jobs arrive). */
-export const listJobs = (caller: Caller, request: JobListRequest) =>
+export const listJobs = (caller: Actor, request: JobListRequest) =>
   Effect.zipRight(requireScope(caller.scopes, ["jobs:read"]), jobsPage(caller, request))
 
 /** A page of the owner's jobs, newest first (the API's and the dashboard's listing). */
@@ -223,8 +223,33 @@ export const outputFilename = (inputFilename: string, format: OutputFormat = DEF
   `${downloadStem(inputFilename)}.denoised.${OUTPUT_FORMATS[format].extension}`
 
 /** `GET /v1/jobs/{id}/output`: a fresh signed link valid for one hour. */
-export const getOutputLink = (caller: Caller, id: string) =>
+export const getOutputLink = (caller: Actor, id: string) =>
   Effect.zipRight(requireScope(caller.scopes, ["jobs:read"]), outputLinkOf(caller, id))
+
+/**
+ * A fresh signed link (as long as an output's) to the input of the owner's job, while the
+ * service keeps it: until its file is deleted, at the latest 7 days after it was ready. The
+ * dashboard plays it beside the output. Named as uploaded (made safe: downloadStem).
+ */
+export const inputLinkOf = (owner: JobOwner, id: string) =>
+  Effect.gen(function*() {
+    const job = yield* ownedJob(owner, id)
+    const limits = yield* LimitsConfig
+    const now = yield* Clock.currentTimeMillis
+    const found = yield* Effect.flatMap(FileRepo, (files) => files.get(job.fileId))
+    const file = Option.getOrUndefined(found)
+    if (file === undefined || file.status !== "ready" || file.readyAt === null || now >= file.readyAt + limits.readyRetentionMs) {
+      return yield* new NotFound({
+        detail: `the input of job ${job.id} is no longer kept: an input is deleted with its file, at the latest 7 days after upload`
+      })
+    }
+    const expiresAt = now + limits.outputLinkTtlMs
+    const extension = /\.[A-Za-z0-9]{1,10}$/.exec(file.filename)?.[0] ?? ""
+    const filename = `${downloadStem(file.filename)}${extension}`
+    const url = yield* Effect.flatMap(BlobStore, (blobs) =>
+      blobs.signDownload({ key: file.storageKey, filename, contentType: file.contentType, expiresAt })).pipe(Effect.orDie)
+    return { url, expiresAt, filename }
+  })
 
 /** A fresh signed link to the output of the owner's job (the API's and the dashboard's download). */
 export const outputLinkOf = (owner: JobOwner, id: string) =>

@@ -85,8 +85,10 @@ export const presentDashboardCredits = (
 /** A job with its key's summary; `keys` are the account's, by id (a key that is gone: null). */
 export const presentDashboardJob = (job: JobRecord, keys: ReadonlyMap<string, KeyRecord>, limits: Limits): DashboardJob => {
   const key = job.keyId === null ? undefined : keys.get(job.keyId)
+  const presented = presentJob(job, limits)
   return new DashboardJob({
-    ...presentJob(job, limits),
+    ...presented,
+    input: { ...presented.input, filename: job.inputFilename },
     key: key === undefined ? null : { id: key.id, name: key.name, mode: key.mode }
   })
 }

@@ -5,7 +5,7 @@
  * later, in the worker's delivery loop (webhook-delivery.ts), never on the path of the change.
  */
 import { Clock, Effect, Option, Schema } from "effect"
-import type { Mode, WebhookEventType } from "../domain/enums.js"
+import type { DeliveryEventType, Mode, WebhookEventType } from "../domain/enums.js"
 import { LimitsConfig } from "../domain/limits.js"
 import { type FileRecord, type JobRecord, WebhookDeliveryRecord, WebhookEndpointRecord } from "../domain/records.js"
 import { InvalidRequest, NotFound } from "../errors.js"
@@ -19,7 +19,7 @@ import {
   webhookSecretFrom
 } from "../rules/webhooks.js"
 import { File, Job } from "../schema/index.js"
-import type { Caller } from "./caller.js"
+import type { Actor } from "./caller.js"
 import { decodeCursor, encodeCursor } from "./cursor.js"
 import { presentFile, presentJob } from "./present.js"
 
@@ -34,7 +34,7 @@ const SCOPE = ["webhooks:write"] as const
 const notFound = (id: string) => new NotFound({ detail: `no webhook endpoint '${id}' exists on this account` })
 
 /** The caller's endpoint, or `404` for another account's or the other mode's. */
-const ownedEndpoint = (caller: Caller, id: string) =>
+const ownedEndpoint = (caller: Actor, id: string) =>
   Effect.flatMap(WebhookRepo, (repo) => repo.getEndpoint(id)).pipe(
     Effect.flatMap(Option.match({
       onNone: () => Effect.fail(notFound(id)),
@@ -43,7 +43,7 @@ const ownedEndpoint = (caller: Caller, id: string) =>
     }))
   )
 
-const countLimit = (caller: Caller) =>
+const countLimit = (caller: Actor) =>
   Effect.gen(function*() {
     const existing = yield* Effect.flatMap(WebhookRepo, (repo) => repo.listEndpoints(caller.accountId, caller.mode))
     if (existing.length >= MAX_WEBHOOK_ENDPOINTS) {
@@ -61,7 +61,7 @@ const countLimit = (caller: Caller) =>
  * deliveries log into a scanner of the service's network. WEBHOOKS_ALLOW_PRIVATE lifts it for
  * local development (where a hosted service could not reach a developer's machine anyway).
  */
-export const createEndpoint = (caller: Caller, request: NewEndpoint) =>
+export const createEndpoint = (caller: Actor, request: NewEndpoint) =>
   Effect.gen(function*() {
     yield* requireScope(caller.scopes, SCOPE)
     const sender = yield* WebhookSender
@@ -100,27 +100,27 @@ export const createEndpoint = (caller: Caller, request: NewEndpoint) =>
     return endpoint
   })
 
-export const listEndpoints = (caller: Caller) =>
+export const listEndpoints = (caller: Actor) =>
   Effect.zipRight(
     requireScope(caller.scopes, SCOPE),
     Effect.flatMap(WebhookRepo, (repo) => repo.listEndpoints(caller.accountId, caller.mode))
   )
 
-export const getEndpoint = (caller: Caller, id: string) => Effect.zipRight(requireScope(caller.scopes, SCOPE), ownedEndpoint(caller, id))
+export const getEndpoint = (caller: Actor, id: string) => Effect.zipRight(requireScope(caller.scopes, SCOPE), ownedEndpoint(caller, id))
 
 /** `DELETE`: the endpoint and its deliveries go; pending ones are never sent. */
-export const deleteEndpoint = (caller: Caller, id: string) =>
+export const deleteEndpoint = (caller: Actor, id: string) =>
   Effect.gen(function*() {
     yield* requireScope(caller.scopes, SCOPE)
     const endpoint = yield* ownedEndpoint(caller, id)
     yield* Effect.flatMap(WebhookRepo, (repo) => repo.deleteEndpoint(endpoint.id))
   })
 
-const cursorScope = (caller: Caller, endpointId: string) => `webhook-deliveries:${caller.accountId}:${caller.mode}:${endpointId}`
+const cursorScope = (caller: Actor, endpointId: string) => `webhook-deliveries:${caller.accountId}:${caller.mode}:${endpointId}`
 
 /** `GET …/{id}/deliveries`: newest first, by cursor. */
 export const listDeliveries = (
-  caller: Caller, endpointId: string, query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }
+  caller: Actor, endpointId: string, query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }
 ) =>
   Effect.gen(function*() {
     yield* requireScope(caller.scopes, SCOPE)
@@ -140,15 +140,21 @@ export const listDeliveries = (
  * Call it inside the transaction of the change it reports.
  */
 export const emitEvent = (event: { readonly accountId: string; readonly mode: Mode; readonly type: WebhookEventType; readonly data: unknown }) =>
+  Effect.flatMap(subscribersOf(event.accountId, event.mode, event.type), (endpoints) => writeDeliveries(endpoints, event))
+
+/** One pending delivery of one new event (`evt_…`) for each of `endpoints`; the deliveries written. */
+const writeDeliveries = (
+  endpoints: ReadonlyArray<WebhookEndpointRecord>,
+  event: { readonly accountId: string; readonly mode: Mode; readonly type: DeliveryEventType; readonly data: unknown }
+) =>
   Effect.gen(function*() {
+    if (endpoints.length === 0) return []
     const repo = yield* WebhookRepo
-    const endpoints = yield* subscribersOf(event.accountId, event.mode, event.type)
-    if (endpoints.length === 0) return
     const ids = yield* IdGenerator
     const now = yield* Clock.currentTimeMillis
     const eventId = ids.next("evt")
     const body = eventBody({ id: eventId, type: event.type, createdAt: now, data: event.data })
-    yield* repo.insertDeliveries(endpoints.map((endpoint) =>
+    const deliveries = endpoints.map((endpoint) =>
       new WebhookDeliveryRecord({
         id: ids.next("whd"),
         endpointId: endpoint.id,
@@ -165,7 +171,24 @@ export const emitEvent = (event: { readonly accountId: string; readonly mode: Mo
         createdAt: now,
         finishedAt: null
       })
-    ))
+    )
+    yield* repo.insertDeliveries(deliveries)
+    return deliveries
+  })
+
+/**
+ * `POST /v1/webhook_endpoints/{id}/test`: a `webhook.test` event (`data: {endpoint: id}`) for this
+ * endpoint alone, whatever it subscribes to, sent by the delivery loop like any other delivery
+ * (signed, retried, logged). The pending delivery.
+ */
+export const sendTestEvent = (caller: Actor, id: string) =>
+  Effect.gen(function*() {
+    yield* requireScope(caller.scopes, SCOPE)
+    const endpoint = yield* ownedEndpoint(caller, id)
+    const [delivery] = yield* writeDeliveries([endpoint], {
+      accountId: endpoint.accountId, mode: endpoint.mode, type: "webhook.test", data: { endpoint: endpoint.id }
+    })
+    return delivery!
   })
 
 /** The account's endpoints (of the mode) that an event of `type` would be written for. */

@@ -12,7 +12,7 @@ import { JobRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import { JobRules } from "../rules/index.js"
 import * as Wallet from "../wallet/wallet.js"
-import type { Caller } from "./caller.js"
+import type { Actor } from "./caller.js"
 import { createDenoiseJob, createSpan, type DenoiseJobRequest, prepareDenoiseJob, releaseHold, storeDenoiseJob } from "./jobs.js"
 import * as Metrics from "../observability/metrics.js"
 import { walletStep } from "./wallet.js"
@@ -185,12 +185,12 @@ export const finishTestJob = (jobId: string) =>
  * queued and `finishLater` is true: the caller finishes it with its event (finishTestJob) off
  * the request path. The job returned is the job as created, which the answer shows.
  */
-export const submitDenoiseJob = (caller: Caller, request: DenoiseJobRequest) =>
+export const submitDenoiseJob = (caller: Actor, request: DenoiseJobRequest) =>
   caller.mode === "test"
     ? submitTestJob(caller, request)
     : Effect.map(createDenoiseJob(caller, request), (job) => ({ job, finishLater: false }))
 
-const submitTestJob = (caller: Caller, request: DenoiseJobRequest) =>
+const submitTestJob = (caller: Actor, request: DenoiseJobRequest) =>
   Effect.gen(function*() {
     const job = yield* prepareDenoiseJob(caller, request)
     // a job just prepared is queued, and its claimer holds the lease: the rules cannot refuse

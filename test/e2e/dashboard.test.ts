@@ -223,8 +223,10 @@ describe("dashboard", () => {
     // a job's detail: its hold and release, oldest first, and its key
     const detail = await browser.request("GET", `/v1/dashboard/jobs/${jobs[0]}`)
     expect(detail.status, detail.text).toBe(200)
-    const { key: keySummary, ledger, ...job } = detail.json
-    expectJobShape(job)
+    const { key: keySummary, ledger, input: { filename, ...input }, ...job } = detail.json
+    // the dashboard's job names its input as uploaded; the rest is the API's Job
+    expect(filename).toBe("interview.wav")
+    expectJobShape({ ...job, input })
     expect(keySummary).toEqual({ id: key.id, name: "live", mode: "live" })
     expect(ledger.map((e: any) => e.kind)).toEqual(["hold", "release"])
     expect(Object.keys(ledger[0]).sort()).toEqual(["balance_delta", "created_at", "display", "id", "kind", "reserved_delta"])

@@ -50,6 +50,18 @@ const DASHBOARD: ReadonlyArray<readonly [string, string, string]> = [
   ["get", "/v1/dashboard/jobs/{job_id}", "200"],
   ["get", "/v1/dashboard/jobs/{job_id}/output", "200"],
   ["post", "/v1/dashboard/checkout", "201"],
+  // Web dashboard: doing the work (live mode, the keyed API's rules)
+  ["post", "/v1/dashboard/files", "201"],
+  ["get", "/v1/dashboard/files/{file_id}", "200"],
+  ["post", "/v1/dashboard/files/{file_id}/complete", "202"],
+  ["post", "/v1/dashboard/audio/denoise", "202"],
+  ["post", "/v1/dashboard/jobs/{job_id}/cancel", "200"],
+  ["get", "/v1/dashboard/jobs/{job_id}/input", "200"],
+  ["get", "/v1/dashboard/webhook_endpoints", "200"],
+  ["post", "/v1/dashboard/webhook_endpoints", "201"],
+  ["delete", "/v1/dashboard/webhook_endpoints/{endpoint_id}", "204"],
+  ["get", "/v1/dashboard/webhook_endpoints/{endpoint_id}/deliveries", "200"],
+  ["post", "/v1/dashboard/webhook_endpoints/{endpoint_id}/test", "202"],
   ["post", "/v1/webhooks/payments", "200"]
 ]
 
@@ -59,7 +71,8 @@ const WEBHOOKS: ReadonlyArray<readonly [string, string, string]> = [
   ["get", "/v1/webhook_endpoints", "200"],
   ["get", "/v1/webhook_endpoints/{endpoint_id}", "200"],
   ["delete", "/v1/webhook_endpoints/{endpoint_id}", "204"],
-  ["get", "/v1/webhook_endpoints/{endpoint_id}/deliveries", "200"]
+  ["get", "/v1/webhook_endpoints/{endpoint_id}/deliveries", "200"],
+  ["post", "/v1/webhook_endpoints/{endpoint_id}/test", "202"]
 ]
 
 /** Open to anyone: no key, no session (the session's own paths check it). */
@@ -195,7 +208,9 @@ describe("OpenAPI description", () => {
     const withKey = [...ENDPOINTS, ...WEBHOOKS, ...DASHBOARD].filter(([method, path]) =>
       (spec.paths[path][method].parameters ?? []).some((p: any) => p.in === "header" && p.name.toLowerCase() === "idempotency-key"))
     expect(withKey.map(([method, path]) => `${method} ${path}`).sort()).toEqual([
-      "post /v1/audio/denoise", "post /v1/dashboard/checkout", "post /v1/dashboard/keys", "post /v1/files", "post /v1/files/{file_id}/complete",
+      "post /v1/audio/denoise", "post /v1/dashboard/audio/denoise", "post /v1/dashboard/checkout", "post /v1/dashboard/files",
+      "post /v1/dashboard/files/{file_id}/complete", "post /v1/dashboard/jobs/{job_id}/cancel", "post /v1/dashboard/keys",
+      "post /v1/dashboard/webhook_endpoints", "post /v1/files", "post /v1/files/{file_id}/complete",
       "post /v1/jobs/{job_id}/cancel", "post /v1/webhook_endpoints"
     ])
     const responses = spec.paths["/v1/audio/denoise"].post.responses

@@ -248,9 +248,10 @@ describe("webhooks", () => {
     const narrow = (await server.run(createKey(account.account.id, { mode: "test", scopes: ["files:write", "jobs:read"] }))).key
     for (const [method, path] of [
       ["POST", "/v1/webhook_endpoints"], ["GET", "/v1/webhook_endpoints"], ["GET", "/v1/webhook_endpoints/whe_x"],
-      ["DELETE", "/v1/webhook_endpoints/whe_x"], ["GET", "/v1/webhook_endpoints/whe_x/deliveries"]
+      ["DELETE", "/v1/webhook_endpoints/whe_x"], ["GET", "/v1/webhook_endpoints/whe_x/deliveries"],
+      ["POST", "/v1/webhook_endpoints/whe_x/test"]
     ] as const) {
-      const reply = await call(server, method, path, { key: narrow, ...(method === "POST" ? { body: { url: receiver.url, events: ["file.ready"] } } : {}) })
+      const reply = await call(server, method, path, { key: narrow, ...(path === "/v1/webhook_endpoints" && method === "POST" ? { body: { url: receiver.url, events: ["file.ready"] } } : {}) })
       const problem = await expectProblem(server, reply, 403, "insufficient_scope")
       expect(problem.detail).toContain("webhooks:write")
     }
@@ -271,6 +272,86 @@ describe("webhooks", () => {
     } finally {
       await target.close()
     }
+  })
+})
+
+describe("test events (POST /v1/webhook_endpoints/{id}/test)", () => {
+  let server: TestServer
+  let receiver: Receiver
+  let failing: Receiver
+  beforeAll(async () => {
+    server = await startTestServer({ worker: true, workerOptions: { pollInterval: "100 millis" }, webhooksAllowPrivate: true })
+    receiver = await startReceiver()
+    failing = await startReceiver(() => 500)
+  })
+  afterAll(async () => {
+    await server.close()
+    await receiver.close()
+    await failing.close()
+  })
+
+  it("sends webhook.test with data {endpoint: id} to that endpoint alone, whatever it subscribes to, signed and logged", async () => {
+    const account = await server.createAccount()
+    const created = await createEndpoint(server, account.liveKey, { url: receiver.url, events: ["file.rejected"] })
+    expect(created.status, created.text).toBe(201)
+    const other = await createEndpoint(server, account.liveKey, { url: failing.url, events: ["file.ready"] })
+    const before = receiver.received.length
+
+    const sent = await call(server, "POST", `/v1/webhook_endpoints/${created.json.id}/test`, { key: account.liveKey })
+    expect(sent.status, sent.text).toBe(202)
+    expect(sent.json).toMatchObject({ object: "webhook_delivery", event_type: "webhook.test", status: "pending", attempts: [], finished_at: null })
+    expect(sent.json.id).toMatch(/^whd_/)
+    expect(sent.json.event_id).toMatch(/^evt_/)
+
+    const [request] = (await receiver.waitFor(before + 1)).slice(before)
+    const verified = new Webhook(created.json.secret).verify(request!.body, {
+      "webhook-id": String(request!.headers["webhook-id"]),
+      "webhook-timestamp": String(request!.headers["webhook-timestamp"]),
+      "webhook-signature": String(request!.headers["webhook-signature"])
+    }) as any
+    expect(verified).toEqual({ id: sent.json.event_id, type: "webhook.test", created_at: verified.created_at, data: { endpoint: created.json.id } })
+    expectIso(verified.created_at)
+
+    const log = await pollUntil(
+      () => call(server, "GET", `/v1/webhook_endpoints/${created.json.id}/deliveries`, { key: account.liveKey }),
+      (r) => r.json?.data?.[0]?.status === "succeeded",
+      10_000
+    )
+    expect(log.json.data).toHaveLength(1)
+    expect(log.json.data[0]).toMatchObject({ id: sent.json.id, event_type: "webhook.test", status: "succeeded" })
+    expect(log.json.data[0].attempts).toEqual([expect.objectContaining({ status_code: 200, error: null })])
+    // the other endpoint got nothing: its log is empty
+    expect((await call(server, "GET", `/v1/webhook_endpoints/${other.json.id}/deliveries`, { key: account.liveKey })).json.data).toEqual([])
+  })
+
+  it("a failing endpoint's test attempt is logged with its status and error, and retried like any delivery", async () => {
+    const account = await server.createAccount()
+    const created = await createEndpoint(server, account.testKey, { url: failing.url, events: ["job.succeeded"] })
+    const sent = await call(server, "POST", `/v1/webhook_endpoints/${created.json.id}/test`, { key: account.testKey })
+    expect(sent.status, sent.text).toBe(202)
+    const log = await pollUntil(
+      () => call(server, "GET", `/v1/webhook_endpoints/${created.json.id}/deliveries`, { key: account.testKey }),
+      (r) => r.json?.data?.[0]?.attempts?.length === 1,
+      10_000
+    )
+    const [delivery] = log.json.data
+    expect(delivery.status).toBe("pending")
+    expectIso(delivery.next_attempt_at)
+    expect(delivery.attempts[0]).toMatchObject({ status_code: 500 })
+    expect(delivery.attempts[0].error).toMatch(/500/)
+  })
+
+  it("another account's endpoint, the other mode's, an unknown or a deleted one: 404, and nothing is sent", async () => {
+    const owner = await server.createAccount()
+    const stranger = await server.createAccount()
+    const created = await createEndpoint(server, owner.testKey, { url: failing.url, events: ["file.ready"] })
+    const path = `/v1/webhook_endpoints/${created.json.id}/test`
+    await expectProblem(server, await call(server, "POST", path, { key: stranger.testKey }), 404, "not_found")
+    await expectProblem(server, await call(server, "POST", path, { key: owner.liveKey }), 404, "not_found")
+    await expectProblem(server, await call(server, "POST", "/v1/webhook_endpoints/whe_unknown/test", { key: owner.testKey }), 404, "not_found")
+    expect((await call(server, "DELETE", `/v1/webhook_endpoints/${created.json.id}`, { key: owner.testKey })).status).toBe(204)
+    await expectProblem(server, await call(server, "POST", path, { key: owner.testKey }), 404, "not_found")
+    await expectProblem(server, await call(server, "POST", path), 401, "unauthorized")
   })
 })
 

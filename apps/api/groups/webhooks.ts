@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { NotFound } from "../../../core/errors.js"
 import {
-  DeliveryListParams, WebhookDeliveryPage, WebhookEndpoint, WebhookEndpointCreated, WebhookEndpointIn, WebhookEndpointList
+  DeliveryListParams, WebhookDelivery, WebhookDeliveryPage, WebhookEndpoint, WebhookEndpointCreated, WebhookEndpointIn, WebhookEndpointList
 } from "../../../core/schema/index.js"
 import { Idempotent, RequiredScopes } from "../edge/annotations.js"
 import { withApiKey } from "../edge/declare.js"
@@ -49,6 +49,15 @@ export const WebhooksGroup = withApiKey(HttpApiGroup.make("webhooks")
       .addSuccess(WebhookDeliveryPage)
       .annotate(OpenApi.Summary, "List an endpoint's deliveries")
       .annotate(OpenApi.Description, "Newest first, by cursor. Each delivery lists every attempt: when, the status answered, the duration and the error.")
+  )
+  .add(
+    HttpApiEndpoint.post("sendWebhookTest")`/v1/webhook_endpoints/${endpointId}/test`
+      .addSuccess(WebhookDelivery, { status: 202 })
+      .annotate(OpenApi.Summary, "Send a test event")
+      .annotate(
+        OpenApi.Description,
+        "Sends a `webhook.test` event (`data: {endpoint: id}`) to this endpoint, whatever events it subscribes to, through the normal delivery path: signed, retried and logged like any other delivery. Answers the pending delivery; its attempts appear under GET …/deliveries."
+      )
   )
   .addError(NotFound)
   .annotate(RequiredScopes, ["webhooks:write"])

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { WebhookDeliveryPage, WebhookEndpointList } from "../../../core/schema/index.js"
 import { CurrentCaller } from "../../../core/services/caller.js"
 import { presentCreatedEndpoint, presentDelivery, presentEndpoint } from "../../../core/services/present.js"
-import { createEndpoint, deleteEndpoint, getEndpoint, listDeliveries, listEndpoints } from "../../../core/services/webhooks.js"
+import { createEndpoint, deleteEndpoint, getEndpoint, listDeliveries, listEndpoints, sendTestEvent } from "../../../core/services/webhooks.js"
 import { HushApi } from "../definition.js"
 
 export const WebhooksHandlers = HttpApiBuilder.group(HushApi, "webhooks", (handlers) =>
@@ -22,4 +22,6 @@ export const WebhooksHandlers = HttpApiBuilder.group(HushApi, "webhooks", (handl
         Effect.flatMap(CurrentCaller, (caller) => listDeliveries(caller, path.endpoint_id, urlParams)).pipe(
           Effect.map((page) => new WebhookDeliveryPage({ data: page.data.map(presentDelivery), next_cursor: page.nextCursor }))
         ))
+      .handle("sendWebhookTest", ({ path }) =>
+        Effect.flatMap(CurrentCaller, (caller) => sendTestEvent(caller, path.endpoint_id)).pipe(Effect.map(presentDelivery)))
   ))
