@@ -12,6 +12,7 @@ import { PASSWORD, tokenIn, uniqueEmail, waitForMail } from "../e2e/browser.js"
 import { call, denoise, readyFile, waitForJob } from "../e2e/helpers.js"
 import { freePort, startTestServer, type TestServer } from "../support/server.js"
 import { checkPage, launchChromium } from "./chromium.js"
+import { open, signUpInBrowser } from "./session.js"
 
 const JS_BUDGET_BYTES = 150 * 1024
 
@@ -33,26 +34,11 @@ afterAll(async () => {
 const newContext = (width = 1280) =>
   chromium.newContext({ viewport: { width, height: 900 }, baseURL: server.baseUrl, reducedMotion: "reduce" })
 
-/** The page at `path` once its heading shows. */
-const open = async (page: Page, path: string, heading: string | RegExp) => {
-  await page.goto(path)
-  await page.getByRole("heading", { level: 1, name: heading }).waitFor()
-}
-
 /** Goes through the dashboard's navigation, as a person would. */
 const navTo = async (page: Page, link: string, heading: string | RegExp = link) => {
   await page.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name: link, exact: true }).click()
   await page.getByRole("heading", { level: 1, name: heading }).waitFor()
   await page.getByText(/^Loading /).first().waitFor({ state: "detached" })
-}
-
-const signUpInBrowser = async (page: Page, email: string) => {
-  await open(page, "/signup", "Create your Hush account")
-  await page.getByLabel("E-mail address").fill(email)
-  await page.getByLabel("Password").fill(PASSWORD)
-  await page.getByLabel("I accept the Hush terms of service.").check()
-  await page.getByRole("button", { name: "Create account" }).click()
-  await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor()
 }
 
 /** Creates a key on the keys page; returns the secret shown once. */
@@ -92,9 +78,9 @@ describe("web dashboard in Chromium", () => {
     }
     console.log(`first load of /dashboard: ${scripts.length} script(s), ${(transferred / 1024).toFixed(1)} KiB of JavaScript transferred (${scripts[0]!.headers()["content-encoding"]})`)
     expect(transferred).toBeLessThan(JS_BUDGET_BYTES)
-    await checkPage(page, "login")
+    await checkPage(page, "login", { screenshot: false })
     await open(page, "/forgot-password", "Reset your password")
-    await checkPage(page, "forgot-password")
+    await checkPage(page, "forgot-password", { screenshot: false })
 
     // signup (the terms checkbox is required), then the overview in its empty state
     await open(page, "/signup", "Create your Hush account")
@@ -102,7 +88,7 @@ describe("web dashboard in Chromium", () => {
     await page.getByLabel("Password").fill(PASSWORD)
     await page.getByRole("button", { name: "Create account" }).click()
     await expect(page.getByRole("alert").textContent()).resolves.toMatch(/accept the terms/)
-    await checkPage(page, "signup")
+    await checkPage(page, "signup", { screenshot: false })
     await page.getByLabel("I accept the Hush terms of service.").check()
     await page.getByRole("button", { name: "Create account" }).click()
     await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor()
@@ -120,7 +106,7 @@ describe("web dashboard in Chromium", () => {
     const verifyLink = `${server.baseUrl}/verify-email?token=${tokenIn(await waitForMail(server, email, /verify/i), server, "verify-email")}`
     await page.goto(verifyLink)
     await page.getByText("Your e-mail address is confirmed.").waitFor()
-    await checkPage(page, "verify-email")
+    await checkPage(page, "verify-email", { screenshot: false })
 
     // a test key, read once: the secret is shown, copied, and gone after
     await open(page, "/dashboard/keys", "API keys")
@@ -132,7 +118,7 @@ describe("web dashboard in Chromium", () => {
     await checkPage(page, "keys-secret-once")
     await page.getByRole("button", { name: "I have stored it" }).click()
     await page.reload()
-    await page.getByRole("cell", { name: "playground", exact: true }).waitFor()
+    await page.getByRole("rowheader", { name: "playground", exact: true }).waitFor()
     expect(await page.content()).not.toContain(testSecret)
     expect((await call(server, "GET", "/v1/me", { key: testSecret })).json.mode).toBe("test")
 
@@ -146,9 +132,9 @@ describe("web dashboard in Chromium", () => {
     await page.waitForURL(`${server.baseUrl}/dashboard/credits?checkout=paid`)
     await page.getByText("Payment received: $20.00 added to your credit.").waitFor()
     await expect(page.getByTestId("available").textContent()).resolves.toBe("$20.00")
-    await page.getByRole("cell", { name: "purchase", exact: true }).waitFor()
+    await page.getByRole("rowheader", { name: "purchase", exact: true }).waitFor()
     await page.getByRole("cell", { name: "$20.00", exact: true }).first().waitFor()
-    await checkPage(page, "credits")
+    await checkPage(page, "credits", { screenshot: false })
     // a canceled checkout comes back saying so, and adds nothing
     await page.getByRole("radio", { name: "$10", exact: true }).check()
     await page.getByRole("button", { name: "Continue to payment" }).click()
@@ -172,26 +158,27 @@ describe("web dashboard in Chromium", () => {
 
     // the overview's chart and recent jobs show them
     await navTo(page, "Overview")
-    await expect(page.getByRole("img", { name: /^Jobs per day/ }).getAttribute("aria-label")).resolves.toMatch(/: 2 in total over 30 days$/)
-    for (const id of jobIds) await page.getByRole("link", { name: id }).waitFor()
-    await checkPage(page, "overview")
+    await expect(page.getByRole("group", { name: /^Jobs per day/ }).getAttribute("aria-label")).resolves.toMatch(/: 2 in total over 30 days\./)
+    for (const name of ["interview.wav", "podcast.wav"]) await page.getByRole("link", { name, exact: true }).waitFor()
+    await checkPage(page, "overview", { screenshot: false })
 
     // the jobs page, and one job with its ledger entries and its download
     await navTo(page, "Jobs")
-    for (const id of jobIds) await page.getByRole("link", { name: id }).waitFor()
-    await checkPage(page, "jobs")
+    for (const name of ["interview.wav", "podcast.wav"]) await page.getByRole("link", { name, exact: true }).waitFor()
+    await checkPage(page, "jobs", { screenshot: false })
     await page.getByLabel("Status").selectOption("failed")
     await page.getByRole("button", { name: "Filter" }).click()
     await page.getByText("No live jobs match.").waitFor()
     await page.getByLabel("Status").selectOption("succeeded")
     await page.getByRole("button", { name: "Filter" }).click()
-    for (const id of jobIds) await page.getByRole("link", { name: id }).waitFor()
-    await page.getByRole("link", { name: jobIds[0]! }).click()
-    await page.getByRole("heading", { level: 1, name: `Job ${jobIds[0]}` }).waitFor()
-    const ledger = page.getByRole("region", { name: "The job's ledger entries, oldest first" })
+    for (const name of ["interview.wav", "podcast.wav"]) await page.getByRole("link", { name, exact: true }).waitFor()
+    await page.getByRole("link", { name: "interview.wav", exact: true }).click()
+    await page.getByRole("heading", { level: 1, name: "interview.wav" }).waitFor()
+    expect(page.url()).toBe(`${server.baseUrl}/dashboard/jobs/${jobIds[0]}`)
+    const ledger = page.getByRole("table", { name: "The job's ledger entries, oldest first" })
     await ledger.getByRole("cell", { name: "hold", exact: true }).waitFor()
     await ledger.getByRole("cell", { name: "capture", exact: true }).waitFor()
-    await checkPage(page, "job")
+    await checkPage(page, "job", { screenshot: false })
     const download = page.waitForEvent("download")
     await page.getByRole("button", { name: "Download output" }).click()
     expect((await download).suggestedFilename()).toBe("interview.denoised.mp3")
@@ -200,7 +187,7 @@ describe("web dashboard in Chromium", () => {
     await navTo(page, "Ledger")
     await page.getByRole("cell", { name: "purchase", exact: true }).waitFor()
     expect(await page.getByRole("cell", { name: "capture", exact: true }).count()).toBe(2)
-    await checkPage(page, "ledger")
+    await checkPage(page, "ledger", { screenshot: false })
     await navTo(page, "Usage")
     await page.getByRole("rowheader", { name: "Total" }).waitFor()
     const csvHref = await page.getByRole("link", { name: "Download CSV" }).getAttribute("href")
@@ -210,20 +197,20 @@ describe("web dashboard in Chromium", () => {
     expect(csv.filter((line) => line.includes(",2,2,0,")).length).toBe(1)
     await page.getByLabel("Group by").selectOption("model")
     await page.getByRole("button", { name: "Show" }).click()
-    await page.getByRole("cell", { name: "xiph/rnnoise", exact: true }).waitFor()
-    await checkPage(page, "usage")
+    await page.getByRole("rowheader", { name: "xiph/rnnoise", exact: true }).waitFor()
+    await checkPage(page, "usage", { screenshot: false })
     await navTo(page, "Account")
     await page.getByLabel("Name", { exact: true }).fill("Acme Audio")
     await page.getByRole("button", { name: "Save name" }).click()
     await page.getByText("Saved.").waitFor()
-    await checkPage(page, "account")
+    await checkPage(page, "account", { screenshot: false })
     await navTo(page, "Webhooks")
-    await checkPage(page, "webhooks")
+    await checkPage(page, "webhooks", { screenshot: false })
 
     // revoke the live key, after confirming
     await navTo(page, "API keys")
     await page.getByRole("button", { name: "Revoke production" }).click()
-    await page.getByRole("group", { name: "Confirm revoking production" }).waitFor()
+    await page.getByRole("group", { name: "Confirm: Revoke production" }).waitFor()
     await page.getByRole("button", { name: "Yes, revoke" }).click()
     await page.getByText(/^Revoked /).waitFor()
     expect((await call(server, "GET", "/v1/me", { key: liveSecret })).status).toBe(401)
@@ -306,7 +293,7 @@ describe("web dashboard in Chromium", () => {
     const context = await newContext(375)
     const page = await context.newPage()
     await signUpInBrowser(page, uniqueEmail("web-narrow"))
-    await checkPage(page, "overview-375")
+    await checkPage(page, "overview-375", { screenshot: false })
     // keyboard only, on a fresh load: the skip link first, then the navigation
     await page.reload()
     await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor()
@@ -317,7 +304,7 @@ describe("web dashboard in Chromium", () => {
     await page.getByRole("heading", { level: 1, name: "Usage" }).waitFor()
     for (const [link, heading] of [["API keys", "API keys"], ["Credits", "Credits"], ["Ledger", "Ledger"], ["Usage", "Usage"], ["Jobs", "Jobs"], ["Account", "Account"]] as const) {
       await navTo(page, link, heading)
-      await checkPage(page, `${heading.toLowerCase().replace(/ /g, "-")}-375`)
+      await checkPage(page, `${heading.toLowerCase().replace(/ /g, "-")}-375`, { screenshot: false })
     }
     await context.close()
   }, 90_000)

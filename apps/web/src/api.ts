@@ -55,7 +55,10 @@ const makeApi = Effect.gen(function*() {
   return {
     auth: yield* HttpApiClient.group(HushApi, { group: "auth", httpClient }),
     session: yield* HttpApiClient.group(HushApi, { group: "session", httpClient }),
-    dashboard: yield* HttpApiClient.group(HushApi, { group: "dashboard", httpClient })
+    dashboard: yield* HttpApiClient.group(HushApi, { group: "dashboard", httpClient }),
+    work: yield* HttpApiClient.group(HushApi, { group: "dashboardWork", httpClient }),
+    webhooks: yield* HttpApiClient.group(HushApi, { group: "dashboardWebhooks", httpClient }),
+    models: yield* HttpApiClient.group(HushApi, { group: "public", httpClient })
   }
 })
 

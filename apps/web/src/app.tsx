@@ -5,7 +5,9 @@ import { ApiProblem, call, setCsrfToken } from "./api.js"
 import { AccountPage } from "./pages/account.js"
 import { ForgotPage, LoginPage, ResetPage, SignupPage, VerifyPage } from "./pages/auth.js"
 import { CreditsPage } from "./pages/credits.js"
-import { JobPage, JobsPage } from "./pages/jobs.js"
+import { JobPage } from "./pages/job.js"
+import { JobsPage } from "./pages/jobs.js"
+import { NewJobPage } from "./pages/new-job.js"
 import { KeysPage } from "./pages/keys.js"
 import { LedgerPage } from "./pages/ledger.js"
 import { OverviewPage } from "./pages/overview.js"
@@ -18,11 +20,12 @@ import { Failure, Loading, Page, useAction } from "./ui.js"
 
 const NAV: ReadonlyArray<readonly [string, string]> = [
   ["/dashboard", "Overview"],
+  ["/dashboard/new", "New job"],
+  ["/dashboard/jobs", "Jobs"],
   ["/dashboard/keys", "API keys"],
   ["/dashboard/credits", "Credits"],
   ["/dashboard/ledger", "Ledger"],
   ["/dashboard/usage", "Usage"],
-  ["/dashboard/jobs", "Jobs"],
   ["/dashboard/webhooks", "Webhooks"],
   ["/dashboard/account", "Account"]
 ]
@@ -84,6 +87,7 @@ const Shell = ({ path, children }: { readonly path: string; readonly children: C
 
 const dashboardPage = (path: string) => {
   if (path === "/dashboard") return <OverviewPage />
+  if (path === "/dashboard/new") return <NewJobPage />
   if (path === "/dashboard/keys") return <KeysPage />
   if (path === "/dashboard/credits") return <CreditsPage />
   if (path === "/dashboard/ledger") return <LedgerPage />

@@ -74,20 +74,41 @@ export const useAction = () => {
 export const FormError = ({ error }: { readonly error: string | null }) =>
   error === null ? null : <p class="failure" role="alert">{error}</p>
 
-/** A wide table in a scrollable, keyboard-reachable region (narrow screens scroll it sideways). */
-export const Table = ({ label, head, children }: {
+export interface Row {
+  readonly key: string
+  readonly cells: ReadonlyArray<ComponentChildren>
+  /** The first cell names the row (a row header). */
+  readonly named?: boolean
+}
+
+/**
+ * A table readable at any width with nothing hidden: at 1280 px its cells wrap to fit; on
+ * narrow screens (styles.css) each row becomes a card of "header: value" lines, every cell
+ * labelled with its column's header. The roles are explicit because a table shown as blocks
+ * loses them in some browsers. `foot`: a totals row under the body.
+ */
+export const Table = ({ label, head, rows, foot }: {
   readonly label: string
   readonly head: ReadonlyArray<string>
-  readonly children: ComponentChildren
-}) => (
-  <div class="table-scroll" role="region" aria-label={label} tabIndex={0}>
-    <table>
+  readonly rows: ReadonlyArray<Row>
+  readonly foot?: Row
+}) => {
+  const line = (row: Row) => (
+    <tr role="row" key={row.key}>
+      {row.cells.map((cell, i) => row.named === true && i === 0
+        ? <th scope="row" role="rowheader" data-label={head[i]} key={i}>{cell}</th>
+        : <td role="cell" data-label={head[i]} key={i}>{cell}</td>)}
+    </tr>
+  )
+  return (
+    <table class="stack" role="table">
       <caption class="visually-hidden">{label}</caption>
-      <thead><tr>{head.map((h) => <th scope="col" key={h}>{h}</th>)}</tr></thead>
-      <tbody>{children}</tbody>
+      <thead role="rowgroup"><tr role="row">{head.map((h) => <th scope="col" role="columnheader" key={h}>{h}</th>)}</tr></thead>
+      <tbody role="rowgroup">{rows.map(line)}</tbody>
+      {foot && <tfoot role="rowgroup" class="total">{line(foot)}</tfoot>}
     </table>
-  </div>
-)
+  )
+}
 
 export const formatDate = (iso: string | null) =>
   iso === null ? "—" : new Date(iso).toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" }) + " UTC"
@@ -95,31 +116,69 @@ export const formatDate = (iso: string | null) =>
 export const formatDay = (iso: string) =>
   new Date(iso).toLocaleDateString("en-GB", { dateStyle: "medium", timeZone: "UTC" })
 
-/** A bar chart of one number per label; the numbers are also in the table beside it. */
-export const BarChart = ({ title, bars }: {
+/**
+ * A secret shown once (an API key, a webhook signing secret): copyable, focused so a screen
+ * reader reads it first, gone once dismissed.
+ */
+export const ShownOnce = ({ title, note, what, secret, onDone }: {
   readonly title: string
-  readonly bars: ReadonlyArray<{ readonly label: string; readonly value: number; readonly text: string }>
+  readonly note: string
+  /** What the copy button copies: "key", "secret". */
+  readonly what: string
+  readonly secret: string
+  readonly onDone: () => void
 }) => {
-  const max = Math.max(1, ...bars.map((b) => b.value))
-  const width = 600
-  const height = 160
-  const step = width / Math.max(1, bars.length)
-  const total = bars.reduce((sum, b) => sum + b.value, 0)
+  const [copied, setCopied] = useState<string | null>(null)
+  const box = useRef<HTMLDivElement>(null)
+  useEffect(() => box.current?.focus(), [])
   return (
-    <figure class="chart">
-      <svg viewBox={`0 0 ${width} ${height + 4}`} role="img" aria-label={`${title}: ${total} in total over ${bars.length} days`} preserveAspectRatio="none">
-        <line x1="0" y1={height} x2={width} y2={height} class="axis" />
-        {bars.map((bar, i) => {
-          const h = (bar.value / max) * height
-          return (
-            <rect key={bar.label} x={i * step + step * 0.15} y={height - h} width={step * 0.7} height={h} class="bar" data-value={bar.value}>
-              <title>{`${bar.label}: ${bar.text}`}</title>
-            </rect>
-          )
-        })}
-      </svg>
-      <figcaption>{title}</figcaption>
-    </figure>
+    <div class="secret" ref={box} tabIndex={-1} role="region" aria-label={title}>
+      <h2>{title}</h2>
+      <p><strong>Copy it now: it is shown only once.</strong> {note}</p>
+      <code class="key" data-testid="new-secret">{secret}</code>
+      <div class="row">
+        <button type="button" onClick={() =>
+          navigator.clipboard.writeText(secret).then(() => setCopied("Copied."), () => setCopied(`Could not copy: select the ${what} and copy it by hand.`))}>
+          Copy {what}
+        </button>
+        <button type="button" class="secondary" onClick={onDone}>I have stored it</button>
+      </div>
+      {copied && <p role="status">{copied}</p>}
+    </div>
+  )
+}
+
+/**
+ * A button whose action asks first: `label` shows, `name` is its accessible name (the label and
+ * what it acts on), and the question takes its place with a confirming button, focused.
+ */
+export const Confirmed = ({ label, name, question, yes, action, done }: {
+  readonly label: string
+  readonly name: string
+  readonly question: string
+  readonly yes: string
+  readonly action: () => Promise<unknown>
+  readonly done: () => void
+}) => {
+  const [confirming, setConfirming] = useState(false)
+  const run = useAction()
+  const confirm = useRef<HTMLButtonElement>(null)
+  useEffect(() => {
+    if (confirming) confirm.current?.focus()
+  }, [confirming])
+  if (!confirming) return <button type="button" class="secondary" aria-label={name} onClick={() => setConfirming(true)}>{label}</button>
+  return (
+    <div class="confirm" role="group" aria-label={`Confirm: ${name}`}>
+      <span>{question}</span>
+      <button type="button" class="danger" ref={confirm} disabled={run.busy} onClick={() => run.run(async () => {
+        await action()
+        return true
+      }).then((ok) => ok && done())}>
+        {yes}
+      </button>
+      <button type="button" class="secondary" onClick={() => setConfirming(false)}>Cancel</button>
+      <FormError error={run.error} />
+    </div>
   )
 }
 

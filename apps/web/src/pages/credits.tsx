@@ -119,17 +119,11 @@ export const CreditsPage = () => {
             <h2>Credit lots</h2>
             <p>Each purchase or grant is a lot that expires 365 days after it was bought. Jobs draw on the lot that expires first.</p>
             {c.lots.length === 0 ? <Empty>No credit yet.</Empty> : (
-              <Table label="Credit lots" head={["Source", "Amount", "Remaining", "Bought", "Expires"]}>
-                {c.lots.map((lot) => (
-                  <tr key={lot.purchased_at + lot.expires_at + lot.amount_display}>
-                    <td>{lot.source}</td>
-                    <td>{lot.amount_display}</td>
-                    <td>{lot.remaining_display}</td>
-                    <td>{formatDay(lot.purchased_at)}</td>
-                    <td>{formatDay(lot.expires_at)}</td>
-                  </tr>
-                ))}
-              </Table>
+              <Table label="Credit lots" head={["Source", "Amount", "Remaining", "Bought", "Expires"]} rows={c.lots.map((lot, i) => ({
+                key: `${i}-${lot.purchased_at}`,
+                named: true,
+                cells: [lot.source, lot.amount_display, lot.remaining_display, formatDay(lot.purchased_at), formatDay(lot.expires_at)]
+              }))} />
             )}
             {c.lots_truncated && <p class="muted">Only the 100 lots that expire first are listed.</p>}
           </>

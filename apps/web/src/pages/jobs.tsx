@@ -1,25 +1,44 @@
-/** Jobs: the list with filters, and one job with its ledger entries and its output. */
+/** Jobs: the list with filters; each row leads to the job's page (./job.tsx). */
 import { useState } from "preact/hooks"
 import { call } from "../api.js"
+import { formatDuration } from "../format.js"
+import { money } from "../money.js"
 import type { DashboardJob } from "../../../../core/schema/dashboard.js"
 import type { JobStatus, Mode } from "../../../../core/domain/enums.js"
-import { Link, useLocation } from "../router.js"
-import { Empty, Field, FormError, formatDate, Page, Show, Table, useAction, useLoad } from "../ui.js"
+import { Link } from "../router.js"
+import { Empty, Field, formatDate, Page, Show, Table, useLoad } from "../ui.js"
 
-export const JOB_COLUMNS = ["Job", "Status", "Model", "Audio", "Cost", "Key", "Created"]
+export const jobHref = (job: Pick<DashboardJob, "id" | "mode">) => `/dashboard/jobs/${job.id}${job.mode === "live" ? "" : "?mode=test"}`
 
-const modeQuery = (mode: Mode) => (mode === "live" ? "" : `?mode=${mode}`)
+/** What the job costs, said for its state: held while it runs, charged on success, nothing otherwise. */
+export const costText = (job: Pick<DashboardJob, "status" | "mode" | "cost">) => {
+  if (job.mode === "test") return `${money(0)} (test mode: never charged)`
+  switch (job.status) {
+    case "queued":
+    case "processing": return `${money(job.cost.estimated_micros)} held`
+    case "succeeded": return `${money(job.cost.charged_micros ?? 0)} charged`
+    default: return `${money(0)} (not charged)`
+  }
+}
 
-export const JobRow = ({ job }: { readonly job: DashboardJob }) => (
-  <tr>
-    <td><Link href={`/dashboard/jobs/${job.id}${modeQuery(job.mode)}`}><code>{job.id}</code></Link></td>
-    <td><span class={`status status-${job.status}`}>{job.status}</span></td>
-    <td>{job.model}</td>
-    <td>{job.input.duration_seconds.toFixed(1)} s</td>
-    <td>{job.cost.display}</td>
-    <td>{job.key?.name || job.key?.id || "—"}</td>
-    <td>{formatDate(job.created_at)}</td>
-  </tr>
+export const StatusText = ({ job }: { readonly job: Pick<DashboardJob, "status" | "progress"> }) => (
+  <span class={`status status-${job.status}`}>
+    {job.status}{job.status === "processing" && ` (${Math.round(job.progress * 100)} %)`}
+  </span>
+)
+
+export const JobsTable = ({ label, jobs }: { readonly label: string; readonly jobs: ReadonlyArray<DashboardJob> }) => (
+  <Table label={label} head={["File", "Status", "Duration", "Cost", "Created"]} rows={jobs.map((job) => ({
+    key: job.id,
+    named: true,
+    cells: [
+      <Link href={jobHref(job)}>{job.input.filename}</Link>,
+      <StatusText job={job} />,
+      formatDuration(job.input.duration_seconds),
+      costText(job),
+      formatDate(job.created_at)
+    ]
+  }))} />
 )
 
 const STATUSES: ReadonlyArray<JobStatus> = ["queued", "processing", "succeeded", "failed", "canceled"]
@@ -46,6 +65,7 @@ export const JobsPage = () => {
   })), [filters, cursor])
   return (
     <Page title="Jobs">
+      <p><Link href="/dashboard/new" class="button">Denoise a file</Link></p>
       <form class="filters" onSubmit={(event) => {
         event.preventDefault()
         setFilters(form)
@@ -69,63 +89,15 @@ export const JobsPage = () => {
         {(p) => (
           <>
             {p.data.length === 0 ? <Empty>No {filters.mode} jobs match.</Empty> : (
-              <Table label={`${filters.mode === "live" ? "Live" : "Test"} jobs, newest first`} head={JOB_COLUMNS}>
-                {p.data.map((job) => <JobRow key={job.id} job={job} />)}
-              </Table>
+              <JobsTable label={`${filters.mode === "live" ? "Live" : "Test"} jobs, newest first`} jobs={p.data} />
+            )}
+            {filters.mode === "test" && p.data.length > 0 && (
+              <p class="notice">Test jobs return Hush's sample clip, not your audio, and are never charged.</p>
             )}
             <div class="row pager">
               <button type="button" class="secondary" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>Newer jobs</button>
               <button type="button" class="secondary" disabled={p.next_cursor === null} onClick={() => p.next_cursor !== null && setCursors([...cursors, p.next_cursor])}>Older jobs</button>
             </div>
-          </>
-        )}
-      </Show>
-    </Page>
-  )
-}
-
-export const JobPage = ({ id }: { readonly id: string }) => {
-  const { query } = useLocation()
-  const mode: Mode = query.get("mode") === "test" ? "test" : "live"
-  const [job, reload] = useLoad(() => call((api) => api.dashboard.getDashboardJob({ path: { job_id: id }, urlParams: { mode } })), [id, mode])
-  const download = useAction()
-  return (
-    <Page title={`Job ${id}`}>
-      <p><Link href="/dashboard/jobs">All jobs</Link></p>
-      <Show loaded={job} what="the job" retry={reload}>
-        {(j) => (
-          <>
-            <dl class="details">
-              <dt>Status</dt><dd><span class={`status status-${j.status}`}>{j.status}</span>{j.status === "processing" && ` (${Math.round(j.progress * 100)} %)`}</dd>
-              <dt>Mode</dt><dd>{j.mode}</dd>
-              <dt>Model</dt><dd>{j.model}</dd>
-              <dt>Input</dt><dd><code>{j.input.file}</code>, {j.input.duration_seconds.toFixed(2)} s</dd>
-              <dt>Cost</dt><dd>{j.cost.display}{j.receipt.minimum_applied && " (minimum applied)"}, {j.receipt.billable_seconds} billable seconds</dd>
-              <dt>Key</dt><dd>{j.key ? `${j.key.name || j.key.id} (${j.key.mode})` : "removed"}</dd>
-              <dt>Created</dt><dd>{formatDate(j.created_at)}</dd>
-              <dt>Started</dt><dd>{formatDate(j.started_at)}</dd>
-              <dt>Finished</dt><dd>{formatDate(j.finished_at)}</dd>
-              {j.error && <><dt>Error</dt><dd>{j.error.code}: {j.error.message}</dd></>}
-              {j.output && <><dt>Output</dt><dd>{j.output.format}, {j.output.bitrate_kbps} kbps, {(j.output.size_bytes / 1024).toFixed(0)} KiB, kept until {formatDate(j.output.expires_at)}</dd></>}
-            </dl>
-            {j.status === "succeeded" && (
-              <p>
-                <button type="button" disabled={download.busy} onClick={() =>
-                  download.run(() => call((api) => api.dashboard.getDashboardJobOutput({ path: { job_id: j.id }, urlParams: { mode } })))
-                    .then((link) => link && location.assign(link.url))}>
-                  Download output
-                </button>
-              </p>
-            )}
-            <FormError error={download.error} />
-            <h2>Ledger entries</h2>
-            {j.ledger.length === 0 ? <Empty>No ledger entries: test jobs never hold or charge credit.</Empty> : (
-              <Table label="The job's ledger entries, oldest first" head={["Date", "Kind", "Amount"]}>
-                {j.ledger.map((entry) => (
-                  <tr key={entry.id}><td>{formatDate(entry.created_at)}</td><td>{entry.kind}</td><td>{entry.display}</td></tr>
-                ))}
-              </Table>
-            )}
           </>
         )}
       </Show>

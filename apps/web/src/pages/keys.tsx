@@ -1,9 +1,9 @@
 /** API keys: the list, creation (the secret is shown once) and revocation with a confirmation. */
-import { useEffect, useRef, useState } from "preact/hooks"
+import { useState } from "preact/hooks"
 import { call } from "../api.js"
 import type { KeyCreateResponse, KeyOut } from "../../../../core/schema/dashboard.js"
 import type { Mode, Scope } from "../../../../core/domain/enums.js"
-import { Empty, Field, FormError, formatDate, Page, Show, Table, useAction, useLoad } from "../ui.js"
+import { Confirmed, Empty, Field, FormError, formatDate, Page, type Row, Show, ShownOnce, Table, useAction, useLoad } from "../ui.js"
 
 const SCOPES: ReadonlyArray<readonly [Scope, string]> = [
   ["files:write", "Upload files"],
@@ -13,30 +13,10 @@ const SCOPES: ReadonlyArray<readonly [Scope, string]> = [
   ["webhooks:write", "Manage webhook endpoints"]
 ]
 
-const SecretOnce = ({ created, onDone }: { readonly created: KeyCreateResponse; readonly onDone: () => void }) => {
-  const [copied, setCopied] = useState<string | null>(null)
-  const box = useRef<HTMLDivElement>(null)
-  useEffect(() => box.current?.focus(), [])
-  if (created.secret === null) {
-    return <p class="notice" role="status">Key {created.key.name || created.key.prefix_display} was already created; its secret was shown then and cannot be shown again.</p>
-  }
-  const secret = created.secret
-  return (
-    <div class="secret" ref={box} tabIndex={-1} role="region" aria-label="Your new API key">
-      <h2>Your new {created.key.mode} key</h2>
-      <p><strong>Copy it now: it is shown only once.</strong> Hush keeps only a hash of it.</p>
-      <code class="key" data-testid="new-secret">{secret}</code>
-      <div class="row">
-        <button type="button" onClick={() =>
-          navigator.clipboard.writeText(secret).then(() => setCopied("Copied."), () => setCopied("Could not copy: select the key and copy it by hand."))}>
-          Copy key
-        </button>
-        <button type="button" class="secondary" onClick={onDone}>I have stored it</button>
-      </div>
-      {copied && <p role="status">{copied}</p>}
-    </div>
-  )
-}
+const SecretOnce = ({ created, onDone }: { readonly created: KeyCreateResponse; readonly onDone: () => void }) =>
+  created.secret === null
+    ? <p class="notice" role="status">Key {created.key.name || created.key.prefix_display} was already created; its secret was shown then and cannot be shown again.</p>
+    : <ShownOnce title={`Your new ${created.key.mode} key`} note="Hush keeps only a hash of it." what="key" secret={created.secret} onDone={onDone} />
 
 const CreateKey = ({ onCreated }: { readonly onCreated: (created: KeyCreateResponse) => void }) => {
   const action = useAction()
@@ -96,39 +76,30 @@ const CreateKey = ({ onCreated }: { readonly onCreated: (created: KeyCreateRespo
   )
 }
 
-const KeyRow = ({ item, onRevoked }: { readonly item: KeyOut; readonly onRevoked: () => void }) => {
-  const [confirming, setConfirming] = useState(false)
-  const action = useAction()
-  const confirm = useRef<HTMLButtonElement>(null)
-  useEffect(() => {
-    if (confirming) confirm.current?.focus()
-  }, [confirming])
-  const label = item.name || `${item.prefix_display}…${item.last_four}`
-  return (
-    <tr>
-      <td>{item.name || <span class="muted">(no name)</span>}</td>
-      <td>{item.mode}</td>
-      <td><code>{item.prefix_display}…{item.last_four}</code></td>
-      <td>{item.scopes.join(", ")}</td>
-      <td>{formatDate(item.created_at)}</td>
-      <td>{item.last_used_at === null ? "never" : formatDate(item.last_used_at)}</td>
-      <td>
-        {item.revoked_at !== null ? <span>Revoked {formatDate(item.revoked_at)}</span>
-          : confirming ? (
-            <div class="confirm" role="group" aria-label={`Confirm revoking ${label}`}>
-              <span>Revoke {label}? Requests with it will fail.</span>
-              <button type="button" class="danger" ref={confirm} disabled={action.busy} onClick={() =>
-                action.run(() => call((api) => api.dashboard.revokeKey({ path: { key_id: item.id }, headers: {} }))).then((r) => r && onRevoked())}>
-                Yes, revoke
-              </button>
-              <button type="button" class="secondary" onClick={() => setConfirming(false)}>Cancel</button>
-              <FormError error={action.error} />
-            </div>
-          ) : <button type="button" class="secondary" aria-label={`Revoke ${label}`} onClick={() => setConfirming(true)}>Revoke</button>}
-      </td>
-    </tr>
-  )
-}
+const keyLabel = (item: KeyOut) => item.name || `${item.prefix_display}…${item.last_four}`
+
+const keyRow = (item: KeyOut, onRevoked: () => void): Row => ({
+  key: item.id,
+  named: true,
+  cells: [
+    item.name || <span class="muted">(no name)</span>,
+    item.mode,
+    <code>{item.prefix_display}…{item.last_four}</code>,
+    item.scopes.join(", "),
+    formatDate(item.created_at),
+    item.last_used_at === null ? "never" : formatDate(item.last_used_at),
+    item.revoked_at !== null ? <span>Revoked {formatDate(item.revoked_at)}</span> : (
+      <Confirmed
+        label="Revoke"
+        name={`Revoke ${keyLabel(item)}`}
+        question={`Revoke ${keyLabel(item)}? Requests with it will fail.`}
+        yes="Yes, revoke"
+        action={() => call((api) => api.dashboard.revokeKey({ path: { key_id: item.id }, headers: {} }))}
+        done={onRevoked}
+      />
+    )
+  ]
+})
 
 export const KeysPage = () => {
   const [keys, reload] = useLoad(() => call((api) => api.dashboard.listKeys()), [])
@@ -138,9 +109,8 @@ export const KeysPage = () => {
       {created !== null && <SecretOnce created={created} onDone={() => setCreated(null)} />}
       <Show loaded={keys} what="your keys" retry={reload}>
         {(list) => list.data.length === 0 ? <Empty>No keys yet. Create a test key to try the API for free.</Empty> : (
-          <Table label="Your API keys" head={["Name", "Mode", "Key", "Permissions", "Created", "Last used", "Status"]}>
-            {list.data.map((item) => <KeyRow key={item.id} item={item} onRevoked={reload} />)}
-          </Table>
+          <Table label="Your API keys" head={["Name", "Mode", "Key", "Permissions", "Created", "Last used", "Status"]}
+            rows={list.data.map((item) => keyRow(item, reload))} />
         )}
       </Show>
       <CreateKey onCreated={(answer) => {

@@ -1,9 +1,10 @@
 /** Balance, the last 30 days of usage and the latest jobs. */
 import { call } from "../api.js"
 import { Link } from "../router.js"
-import { BarChart, Empty, Page, Show, Table, useLoad } from "../ui.js"
-import { JobRow, JOB_COLUMNS } from "./jobs.js"
+import { Empty, Page, Show, useLoad } from "../ui.js"
+import { JobsTable } from "./jobs.js"
 import { CreditSummary } from "./credits.js"
+import { JobsChart } from "./usage.js"
 
 export const OverviewPage = () => {
   const [credits, reloadCredits] = useLoad(() => call((api) => api.dashboard.getDashboardCredits()), [])
@@ -20,8 +21,8 @@ export const OverviewPage = () => {
         <Show loaded={usage} what="usage" retry={reloadUsage}>
           {(u) => u.totals.jobs === 0 ? <Empty>No live jobs in the last 30 days.</Empty> : (
             <>
-              <BarChart title={`Jobs per day, ${u.from} to ${u.to}`} bars={u.rows.map((row) => ({ label: row.key ?? "", value: row.jobs, text: `${row.jobs} jobs, ${row.display}` }))} />
-              <p>{u.totals.jobs} jobs, {u.totals.succeeded} succeeded, {u.totals.billable_seconds} billable seconds, {u.totals.display} charged. <Link href="/dashboard/usage">Usage details</Link></p>
+              <JobsChart usage={u} />
+              <p><Link href="/dashboard/usage">Usage details</Link></p>
             </>
           )}
         </Show>
@@ -30,11 +31,11 @@ export const OverviewPage = () => {
         <h2 id="jobs-heading">Recent live jobs</h2>
         <Show loaded={jobs} what="recent jobs" retry={reloadJobs}>
           {(page) => page.data.length === 0
-            ? <Empty>No live jobs yet. Create a live key and send a job with it: see <a href="/docs">the API reference</a>.</Empty>
+            ? <Empty>No live jobs yet. <Link href="/dashboard/new">Denoise a file</Link> here, or send one with a live key: see <a href="/docs">the API reference</a>.</Empty>
             : (
               <>
-                <Table label="Recent live jobs" head={JOB_COLUMNS}>{page.data.map((job) => <JobRow key={job.id} job={job} />)}</Table>
-                <p><Link href="/dashboard/jobs">All jobs</Link></p>
+                <JobsTable label="Recent live jobs" jobs={page.data} />
+                <p><Link href="/dashboard/jobs">All jobs</Link> · <Link href="/dashboard/new">Denoise a file</Link></p>
               </>
             )}
         </Show>

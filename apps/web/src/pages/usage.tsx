@@ -1,9 +1,15 @@
-/** Usage over a range of days, by day, model or key: chart, table and CSV. */
+/**
+ * Usage over a range of days, by day, model or key: a chart of jobs per day, a table of the
+ * days that had jobs (or of each model or key) with the totals under it, and a CSV that keeps
+ * every day of the range, empty ones included.
+ */
 import { useState } from "preact/hooks"
 import { call } from "../api.js"
-import type { UsageGroup, UsageResponse } from "../../../../core/schema/dashboard.js"
+import { BarChart } from "../chart.js"
+import { formatDuration } from "../format.js"
+import type { UsageGroup, UsageResponse, UsageRow } from "../../../../core/schema/dashboard.js"
 import type { Mode } from "../../../../core/domain/enums.js"
-import { BarChart, Empty, Field, Page, Show, Table, useLoad } from "../ui.js"
+import { Empty, Field, formatDay, Page, Show, Table, useLoad } from "../ui.js"
 
 const DAY = 86_400_000
 const isoDay = (millis: number) => new Date(millis).toISOString().slice(0, 10)
@@ -22,6 +28,20 @@ const toCsv = (usage: UsageResponse) => {
 }
 
 const GROUP_LABEL: Record<UsageGroup, string> = { day: "Day", model: "Model", key: "Key" }
+
+/** One day's (or the range's) numbers in words, as the chart's readout says them. */
+export const usageInWords = (row: Pick<UsageRow, "jobs" | "succeeded" | "billable_seconds" | "display">) =>
+  `${row.jobs} job${row.jobs === 1 ? "" : "s"}, ${row.succeeded} succeeded, ${formatDuration(row.billable_seconds)} billed, ${row.display} charged`
+
+/** Jobs per day as a chart: the overview's and the usage page's. */
+export const JobsChart = ({ usage }: { readonly usage: UsageResponse }) => (
+  <BarChart
+    title={`Jobs per day, ${formatDay(usage.from)} to ${formatDay(usage.to)}`}
+    yLabel="Jobs"
+    bars={usage.rows.map((row) => ({ day: row.key ?? "", value: row.jobs, detail: usageInWords(row) }))}
+    summary={`In total: ${usageInWords(usage.totals)}. Point at a day, or focus the chart and use the arrow keys, to read it.`}
+  />
+)
 
 export const UsagePage = () => {
   const today = Date.now()
@@ -49,25 +69,30 @@ export const UsagePage = () => {
         <button type="submit">Show</button>
       </form>
       <Show loaded={usage} what="usage" retry={reload}>
-        {(u) => u.totals.jobs === 0 ? <Empty>No {u.mode} jobs from {u.from} to {u.to}.</Empty> : (
+        {(u) => u.totals.jobs === 0 ? <Empty>No {u.mode} jobs from {formatDay(u.from)} to {formatDay(u.to)}.</Empty> : (
           <>
-            {u.group === "day" && <BarChart title={`Jobs per day, ${u.from} to ${u.to}`} bars={u.rows.map((r) => ({ label: r.key ?? "", value: r.jobs, text: `${r.jobs} jobs, ${r.display}` }))} />}
-            <Table label={`Usage by ${u.group}`} head={[GROUP_LABEL[u.group], "Jobs", "Succeeded", "Failed", "Billable seconds", "Charged"]}>
-              {u.rows.map((r, i) => (
-                <tr key={`${r.key}-${i}`}>
-                  <td>{u.group === "key" ? (r.name || r.key || "(removed key)") : r.key}</td>
-                  <td>{r.jobs}</td><td>{r.succeeded}</td><td>{r.failed}</td><td>{r.billable_seconds}</td><td>{r.display}</td>
-                </tr>
-              ))}
-              <tr class="total">
-                <th scope="row">Total</th>
-                <td>{u.totals.jobs}</td><td>{u.totals.succeeded}</td><td>{u.totals.failed}</td><td>{u.totals.billable_seconds}</td><td>{u.totals.display}</td>
-              </tr>
-            </Table>
+            {u.group === "day" && <JobsChart usage={u} />}
+            <Table
+              label={u.group === "day" ? "Usage on the days with jobs, with the totals" : `Usage by ${u.group}, with the totals`}
+              head={[GROUP_LABEL[u.group], "Jobs", "Succeeded", "Failed", "Billed audio", "Charged"]}
+              rows={u.rows.filter((r) => u.group !== "day" || r.jobs > 0).map((r, i) => ({
+                key: `${r.key}-${i}`,
+                named: true,
+                cells: [
+                  u.group === "day" ? formatDay(r.key ?? "") : u.group === "key" ? (r.name || r.key || "(removed key)") : r.key,
+                  r.jobs, r.succeeded, r.failed, formatDuration(r.billable_seconds), r.display
+                ]
+              }))}
+              foot={{
+                key: "total",
+                named: true,
+                cells: ["Total", u.totals.jobs, u.totals.succeeded, u.totals.failed, formatDuration(u.totals.billable_seconds), u.totals.display]
+              }}
+            />
             <p>
               <a class="button secondary" download={`hush-usage-${u.mode}-${u.from}-${u.to}-by-${u.group}.csv`}
                 href={`data:text/csv;charset=utf-8,${encodeURIComponent(toCsv(u))}`}>
-                Download CSV
+                Download CSV{u.group === "day" ? " (every day of the range)" : ""}
               </a>
             </p>
           </>
