@@ -160,6 +160,17 @@ describe("S3: bytes sent after complete or delete are never read, and swept", ()
     expect(await stored(server, inputKeyOf(id))).toBe(true)
   }, 90_000)
 
+  it("the dashboard's CSP admits the origin of the bucket's signed URLs for uploads and players", async () => {
+    const account = await server.createAccount()
+    const created = await createFile(server, account.testKey, { size_bytes: ONE_SECOND.length })
+    const origin = new URL(created.json.upload.url).origin
+    expect(origin).not.toBe(new URL(server.baseUrl).origin)
+    const csp = (await fetch(`${server.baseUrl}/dashboard/new`)).headers.get("content-security-policy")!
+    for (const directive of ["connect-src", "media-src"]) {
+      expect(csp.split("; ").find((d) => d.startsWith(directive))!.split(" ")).toContain(origin)
+    }
+  })
+
   it("PUT after DELETE: the bytes land in staging and the sweep removes them; nothing of the file is left", async () => {
     const account = await server.createAccount()
     const created = await createFile(server, account.testKey, { size_bytes: ONE_SECOND.length })

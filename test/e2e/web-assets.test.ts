@@ -9,6 +9,7 @@ import { join } from "node:path"
 import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DASHBOARD_PAGES, WEB_DIST } from "../../apps/api/web.js"
+import { signedUrlOrigins } from "../../adapters/s3/config.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 
 const get = (server: TestServer, path: string, headers: Record<string, string> = {}) =>
@@ -33,12 +34,21 @@ describe("web dashboard assets", () => {
       expect(response.headers.get("content-type"), path).toMatch(/^text\/html/)
       expect(response.headers.get("cache-control")).toBe("no-cache")
       expect(response.headers.get("content-security-policy")).toMatch(/script-src 'self';.*frame-ancestors 'none'/)
+      // local disk's signed URLs are this origin's: uploads and players need nothing else
+      expect(response.headers.get("content-security-policy")).toContain("connect-src 'self'; media-src 'self';")
       expect(response.headers.get("x-frame-options")).toBe("DENY")
       const html = await response.text()
       expect(html).toContain('<meta name="hush-oauth" content="github">')
       expect(html).toMatch(/<script type="module" crossorigin src="\/assets\/index-[\w-]+\.js"><\/script>/)
     }
     expect((await get(server, "/dashboard/nope")).status).toBe(404)
+  })
+
+  it("on S3 the CSP admits the bucket's signed-URL origins for uploads and players, and only them", () => {
+    expect(signedUrlOrigins({ bucket: "audio", region: "eu-west-1", forcePathStyle: false }))
+      .toEqual(["https://audio.s3.eu-west-1.amazonaws.com", "https://s3.eu-west-1.amazonaws.com"])
+    expect(signedUrlOrigins({ bucket: "audio", region: "auto", endpoint: "http://127.0.0.1:9000/", forcePathStyle: true }))
+      .toEqual(["http://127.0.0.1:9000"])
   })
 
   it("hashed assets: a year's immutable cache, brotli or gzip when accepted, the same bytes either way", async () => {

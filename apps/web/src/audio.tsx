@@ -123,6 +123,8 @@ export const AudioPreview = ({ title, url, why, seconds, note }: {
 }) => {
   const canvas = useRef<HTMLCanvasElement>(null)
   const [drawing, setDrawing] = useState<Drawing>("waiting")
+  // the decoded audio's own length: a test job's output (the sample clip) is not the input's
+  const [drawnSeconds, setDrawnSeconds] = useState(seconds)
   useEffect(() => {
     if (url === null) return
     if (seconds > MAX_DRAW_SECONDS) {
@@ -136,6 +138,7 @@ export const AudioPreview = ({ title, url, why, seconds, note }: {
         const target = canvas.current
         if (!current || target === null) return
         target.getContext("2d")?.putImageData(spectrogram(samples), 0, 0)
+        setDrawnSeconds(samples.length / RATE)
         setDrawing("drawn")
       },
       () => current && setDrawing("failed")
@@ -144,7 +147,7 @@ export const AudioPreview = ({ title, url, why, seconds, note }: {
       current = false
     }
   }, [url, seconds])
-  const label = `${title} spectrogram: time across, 0:00 to ${formatDuration(seconds)}; frequency up, 0 to 8 kHz; brighter is louder.`
+  const label = `${title} spectrogram: time across, 0:00 to ${formatDuration(drawnSeconds)}; frequency up, 0 to 8 kHz; brighter is louder.`
   return (
     <figure class="player" data-player={title.toLowerCase()}>
       <figcaption><strong>{title}</strong>{note && <span class="muted"> {note}</span>}</figcaption>
@@ -159,7 +162,7 @@ export const AudioPreview = ({ title, url, why, seconds, note }: {
             {drawing === "drawing" && <p class="loading" role="status">Drawing the spectrogram…</p>}
             {drawing === "too-long" && <p class="muted">Longer than {formatDuration(MAX_DRAW_SECONDS)}: played, not drawn, to spare your browser's memory.</p>}
             {drawing === "failed" && <p class="muted">This browser could not decode the audio to draw it; the player may still play it.</p>}
-            {drawing === "drawn" && <p class="axis-note" aria-hidden="true"><span>0:00</span><span>time →</span><span>{formatDuration(seconds)}</span></p>}
+            {drawing === "drawn" && <p class="axis-note" aria-hidden="true"><span>0:00</span><span>time →</span><span>{formatDuration(drawnSeconds)}</span></p>}
           </div>
         </>
       )}
