@@ -1,7 +1,6 @@
 /** The dashboard's sizes and durations (apps/web/src/format.ts), and the chart's y axis top. */
 import { describe, expect, it } from "vitest"
-import { niceCeiling } from "../apps/web/src/chart.js"
-import { formatBytes, formatDuration } from "../apps/web/src/format.js"
+import { formatBytes, formatDuration, niceCeiling } from "../apps/web/src/format.js"
 
 describe("formatBytes: binary units, one decimal", () => {
   it("KB, MB and GB as decisions.md counts them", () => {

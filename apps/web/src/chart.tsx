@@ -7,6 +7,7 @@
  * table beside it.
  */
 import { useEffect, useId, useRef, useState } from "preact/hooks"
+import { niceCeiling } from "./format.js"
 
 export interface Bar {
   /** An ISO day, `2026-11-03`. */
@@ -18,14 +19,6 @@ export interface Bar {
 
 const HEIGHT = 220
 const MARGIN = { top: 12, right: 12, bottom: 48, left: 52 }
-
-/** The smallest 1, 2 or 5 × 10ⁿ at or above `max` (at least 1): the y axis ends there. */
-export const niceCeiling = (max: number): number => {
-  if (max <= 1) return 1
-  const power = 10 ** Math.floor(Math.log10(max))
-  for (const step of [1, 2, 5, 10]) if (step * power >= max) return step * power
-  return 10 * power
-}
 
 const shortDay = (day: string) => new Date(`${day}T00:00:00Z`).toLocaleDateString("en-GB", { day: "numeric", month: "short", timeZone: "UTC" })
 export const longDay = (day: string) =>

@@ -24,3 +24,11 @@ export const formatDuration = (seconds: number): string => {
   const s = String(total % 60).padStart(2, "0")
   return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`
 }
+
+/** The smallest 1, 2 or 5 × 10ⁿ at or above `max` (at least 1): where a chart's axis ends. */
+export const niceCeiling = (max: number): number => {
+  if (max <= 1) return 1
+  const power = 10 ** Math.floor(Math.log10(max))
+  for (const step of [1, 2, 5, 10]) if (step * power >= max) return step * power
+  return 10 * power
+}
