@@ -9,8 +9,7 @@
  */
 import { createHash } from "node:crypto"
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync, statSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import type { Browser, Page, Request } from "playwright-core"
 import { Redacted } from "effect"
@@ -20,7 +19,7 @@ import { type FakeGpuProvider, startFakeGpuProvider } from "../support/fake-gpu-
 import { startTestServer, type TestServer } from "../support/server.js"
 import { launchChromium } from "./chromium.js"
 import { inPage, open, signedUpCustomer } from "./session.js"
-import { decode, levelDb, NOISE_LEAD_SECONDS, noisySpeech, secondsOf } from "./speech.js"
+import { decode, levelDb, NOISE_LEAD_SECONDS, noisySpeech, removeScratch, scratchDir, secondsOf } from "./speech.js"
 
 const MIB = 1024 * 1024
 
@@ -45,6 +44,7 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(async () => {
+  removeScratch()
   await chromium?.close()
   await server?.close()
   await queued?.close()
@@ -110,8 +110,7 @@ describe("denoising in the browser", () => {
   }, 180_000)
 
   it("over 100 MiB: a multipart upload in parallel parts with a progress bar, one part retried after the store fails it, to a GPU job", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "hush-browser-big-"))
-    const big = join(dir, "long recording.wav")
+    const big = join(scratchDir("big"), "long recording.wav")
     // 48 kHz mono 16-bit: 96,000 bytes a second; 1,150 s (19:10) is 105.3 MiB, two parts of 64 MiB
     execFileSync("ffmpeg", ["-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "sine=frequency=220:sample_rate=48000:duration=1150", "-ac", "1", "-c:a", "pcm_s16le", big])
     const size = statSync(big).size

@@ -15,7 +15,7 @@ import { startTestServer, type TestServer } from "../support/server.js"
 import { type Receiver, startReceiver } from "../support/webhook-receiver.js"
 import { checkPage, launchChromium } from "./chromium.js"
 import { type Customer, inPage, keyOf, open, signedUpCustomer } from "./session.js"
-import { noisySpeech } from "./speech.js"
+import { noisySpeech, removeScratch } from "./speech.js"
 
 let server: TestServer
 let chromium: Browser
@@ -51,6 +51,7 @@ beforeAll(async () => {
 }, 180_000)
 
 afterAll(async () => {
+  removeScratch()
   await chromium?.close()
   await server?.close()
   await receiver?.close()

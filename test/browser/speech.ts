@@ -5,15 +5,28 @@
  * ffmpeg's own reading of a file: how long it decodes to, and how loud a stretch of it is.
  */
 import { execFileSync } from "node:child_process"
-import { mkdtempSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
 /** The noise-only lead-in of the fixture, in seconds. */
 export const NOISE_LEAD_SECONDS = 1
 
+const scratch: Array<string> = []
+
+/** A folder of its own for a test's files; `removeScratch` (in the file's afterAll) removes them all. */
+export const scratchDir = (label: string) => {
+  const dir = mkdtempSync(join(tmpdir(), `hush-browser-${label}-`))
+  scratch.push(dir)
+  return dir
+}
+
+export const removeScratch = () => {
+  for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true })
+}
+
 export const noisySpeech = (name = "noisy speech.wav"): string => {
-  const dir = mkdtempSync(join(tmpdir(), "hush-browser-speech-"))
+  const dir = scratchDir("speech")
   const speech = join(dir, "speech.wav")
   const noisy = join(dir, name)
   execFileSync("espeak-ng", ["-v", "en-us", "-s", "150", "-w", speech,
