@@ -10,10 +10,8 @@
  * (a savepoint inside a transaction) and refuses a change to a resolved hold, an entry out of
  * sequence or an overdraft, both here and in the database (see migrations/0001_initial.ts).
  */
-import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { VALIDATION_WINDOW_MS } from "../../core/domain/limits.js"
-import { AccountRecord, type HoldRecord, type KeyRecord, type LotRecord } from "../../core/domain/records.js"
 import {
   AccountRepo, FileRepo, IdempotencyRepo, JobRepo, KeyRepo, WalletRepo, type IdempotencyBegin
 } from "../../core/ports/repositories.js"
@@ -23,365 +21,254 @@ import { PostgresUserRepositories } from "./users.js"
 import { PostgresPaymentRepositories } from "./payments.js"
 import { PostgresWebhookRepo } from "./webhooks.js"
 import { PostgresKeyCache, PostgresKeyCacheLive } from "./key-cache.js"
-import { run } from "./columns.js"
-import { PostgresPool } from "./pool.js"
-import { runStatement } from "./statements.js"
+import { repositoryStatements } from "./statements.js"
 import { orFault, refuse } from "./errors.js"
-import {
-  ACCOUNT_COLUMNS, drawsJson, ENTRY_COLUMNS, FILE_COLUMNS, fileParams, HOLD_COLUMNS, IDEMPOTENCY_COLUMNS, int,
-  intOrNull, JOB_COLUMNS, jobParams, KEY_COLUMNS, LOT_COLUMNS, type Row, toAccount, toEntry, toFile, toHold,
-  toIdempotency, toJob, toKey, toLot
-} from "./rows.js"
-
-/** `$1, $2, …, $n` */
-const placeholders = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `$${i + from}`).join(", ")
-const columnList = (columns: string) => columns.split(",").map((c) => c.trim())
-
-/** The statements every repository needs, bound to one client. */
-const makeSql = Effect.map(Effect.all([SqlClient.SqlClient, PostgresPool]), ([sql, pool]) => {
-  /**
-   * Rows of a statement, without the client's name transforms (the mappers read snake_case).
-   * Uninterruptible: an interrupted fiber stops after the statement, not during it. (Interrupted
-   * mid-statement, node-postgres sends pg_cancel_backend over another pooled connection, which
-   * waits for a free one when the pool is busy.) Every statement here is a short, indexed one.
-   */
-  const rows = (operation: string, text: string, params: ReadonlyArray<unknown> = []) =>
-    runStatement<Row>(pool, text, params, () => sql.unsafe<Row>(text, params).withoutTransform).pipe(orFault(operation), Effect.uninterruptible)
-  const first = <A>(operation: string, text: string, params: ReadonlyArray<unknown>, to: (r: Row) => A) =>
-    Effect.map(rows(operation, text, params), (rs) => Option.map(Option.fromNullable(rs[0]), to))
-  const many = <A>(operation: string, text: string, params: ReadonlyArray<unknown>, to: (r: Row) => A) =>
-    Effect.map(rows(operation, text, params), (rs) => rs.map(to))
-  /** A statement that must touch exactly one row (… RETURNING 1). */
-  const one = (operation: string, text: string, params: ReadonlyArray<unknown>, what: string) =>
-    Effect.flatMap(rows(operation, text, params), (rs) => (rs.length === 1 ? Effect.void : refuse(operation, what)))
-  return { sql, rows, first, many, one }
-})
+import { accounts, apiKeys, creditHolds, creditLots, files, idempotencyKeys, jobs, ledgerEntries } from "./rows.js"
+import { statement, toInt, toIntOrNull } from "./table.js"
 
 // ──────────────────────────────────────────────────────────────── accounts
 
-/** The record's columns, for INSERT and UPDATE. */
-const accountRow = (a: AccountRecord) => ({
-  id: a.id, name: a.name, status: a.status, has_purchased: a.hasPurchased, terms_version: a.termsVersion,
-  training_opt_in: a.trainingOptIn, created_at: a.createdAt
-})
+const ACCOUNT_BY_ID = statement(["id"], (p) => `SELECT ${accounts.columns} FROM accounts WHERE id = ${p.id}`)
 
 export const PostgresAccountRepo = Layer.effect(AccountRepo, Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
+  const q = yield* repositoryStatements
   const keyCache = yield* PostgresKeyCache
-  const row = accountRow
   return {
-    insert: (account) => sql`INSERT INTO accounts ${sql.insert(row(account))}`.pipe(Effect.asVoid, run("AccountRepo.insert")),
+    insert: (account) => Effect.asVoid(q.rows("AccountRepo.insert", accounts.insert, accounts.params(account))),
     update: (account) =>
-      sql<{ readonly updated: number }>`UPDATE accounts SET ${sql.update(row(account), ["id"])} WHERE id = ${account.id} RETURNING 1 AS updated`.pipe(
-        Effect.flatMap((rows) => (rows.length === 1 ? Effect.void : refuse("AccountRepo.update", `no account '${account.id}' to update`))),
-        run("AccountRepo.update"),
+      q.one("AccountRepo.update", accounts.update, accounts.params(account), `no account '${account.id}' to update`).pipe(
         Effect.ensuring(keyCache.changedHere)
       ),
-    get: (id) =>
-      sql.unsafe<Row>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1`, [id]).withoutTransform.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (r) => toAccount(r))),
-        run("AccountRepo.get")
-      )
+    get: (id) => q.first("AccountRepo.get", ACCOUNT_BY_ID, [id], accounts.decode)
   }
 }))
 
 // ──────────────────────────────────────────────────────────────── keys
 
-const KEY_INSERT = `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11)`
-const KEY_UPDATE = `UPDATE api_keys SET account_id = $2, name = $3, mode = $4, hash = $5, prefix_display = $6,
-  last_four = $7, scopes = $8::jsonb, created_at = $9, last_used_at = $10, revoked_at = $11 WHERE id = $1 RETURNING 1`
-
-const ACCOUNT_FIELDS = ACCOUNT_COLUMNS.split(",").map((c) => c.trim())
-const KEY_WITH_ACCOUNT = `SELECT ${KEY_COLUMNS.split(",").map((c) => `k.${c.trim()}`).join(", ")}, ${
-  ACCOUNT_FIELDS.map((c) => `a.${c} AS a_${c}`).join(", ")
-} FROM api_keys k LEFT JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1`
-
-const KEY_MARK_USED = `UPDATE api_keys SET last_used_at = $2 WHERE id = $1 RETURNING 1`
+const accountOfKey = accounts.joined("a")
+/** Every keyed request: the key and its account in one round trip. */
+const KEY_WITH_ACCOUNT = statement(["hash"], (p) =>
+  `SELECT ${apiKeys.columnsOf("k")}, ${accountOfKey.columns}
+  FROM api_keys k LEFT JOIN accounts a ON a.id = k.account_id WHERE k.hash = ${p.hash}`)
+const KEY_BY_ID = statement(["id"], (p) => `SELECT ${apiKeys.columns} FROM api_keys WHERE id = ${p.id}`)
+const KEY_BY_HASH = statement(["hash"], (p) => `SELECT ${apiKeys.columns} FROM api_keys WHERE hash = ${p.hash}`)
+const KEYS_OF_ACCOUNT = statement(["accountId"], (p) =>
+  `SELECT ${apiKeys.columns} FROM api_keys WHERE account_id = ${p.accountId} ORDER BY created_at, id`)
+const KEY_MARK_USED = statement(["id", "lastUsedAt"], (p) => `UPDATE api_keys SET last_used_at = ${p.lastUsedAt} WHERE id = ${p.id} RETURNING 1`)
 
 export const PostgresKeyRepo = Layer.effect(KeyRepo, Effect.gen(function*() {
-  const q = yield* makeSql
+  const q = yield* repositoryStatements
   const keyCache = yield* PostgresKeyCache
-  const params = (k: KeyRecord) => [
-    k.id, k.accountId, k.name, k.mode, k.hash, k.prefixDisplay, k.lastFour, JSON.stringify(k.scopes), k.createdAt,
-    k.lastUsedAt, k.revokedAt
-  ]
   return {
-    insert: (key) => Effect.asVoid(q.rows("KeyRepo.insert", KEY_INSERT, params(key))),
-    update: (key) => q.one("KeyRepo.update", KEY_UPDATE, params(key), `no key '${key.id}' to update`).pipe(Effect.ensuring(keyCache.changedHere)),
+    insert: (key) => Effect.asVoid(q.rows("KeyRepo.insert", apiKeys.insert, apiKeys.params(key))),
+    update: (key) =>
+      q.one("KeyRepo.update", apiKeys.update, apiKeys.params(key), `no key '${key.id}' to update`).pipe(Effect.ensuring(keyCache.changedHere)),
     markUsed: (key) =>
       q.one("KeyRepo.markUsed", KEY_MARK_USED, [key.id, key.lastUsedAt], `no key '${key.id}' to mark used`).pipe(
         Effect.tap(() => keyCache.noteUsed(key))
       ),
-    get: (id) => q.first("KeyRepo.get", `SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id], toKey),
-    findByHash: (hash) => q.first("KeyRepo.findByHash", `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`, [hash], toKey),
+    get: (id) => q.first("KeyRepo.get", KEY_BY_ID, [id], apiKeys.decode),
+    findByHash: (hash) => q.first("KeyRepo.findByHash", KEY_BY_HASH, [hash], apiKeys.decode),
     // every keyed request: the key cache, or one round trip for the key and its account
     findByHashWithAccount: (hash) =>
       keyCache.lookup(
         hash,
         q.first("KeyRepo.findByHashWithAccount", KEY_WITH_ACCOUNT, [hash], (r) => ({
-          key: toKey(r),
-          account: r.a_id === null || r.a_id === undefined
-            ? Option.none()
-            : Option.some(toAccount(r, "a_"))
+          key: apiKeys.decode(r),
+          account: r.a_id === null || r.a_id === undefined ? Option.none() : Option.some(accountOfKey.decode(r))
         }))
       ),
-    listByAccount: (accountId) =>
-      q.many(
-        "KeyRepo.listByAccount",
-        `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`,
-        [accountId],
-        toKey
-      )
+    listByAccount: (accountId) => q.many("KeyRepo.listByAccount", KEYS_OF_ACCOUNT, [accountId], apiKeys.decode)
   }
 }))
 
 // ──────────────────────────────────────────────────────────────── files
 
-const FILE_INSERT = `INSERT INTO files (${FILE_COLUMNS.replace(/\s+/g, " ")}) VALUES (${placeholders(19)})`
-const FILE_UPDATE = `UPDATE files SET ${
-  columnList(FILE_COLUMNS).slice(1).map((c, i) => `${c} = $${i + 2}`).join(", ")
-} WHERE id = $1 RETURNING 1`
+const FILE_BY_ID = statement(["id"], (p) => `SELECT ${files.columns} FROM files WHERE id = ${p.id}`)
+/** The deleted file's completion keeps counting against the validations quota (older ones go). */
+const FILE_DELETE = statement(["id", "window"], (p) =>
+  `WITH gone AS (DELETE FROM files WHERE id = ${p.id} RETURNING account_id, mode, completed_at),
+    pruned AS (DELETE FROM deleted_file_validations
+      WHERE completed_at < (SELECT completed_at FROM gone) - ${p.window})
+  INSERT INTO deleted_file_validations (account_id, mode, completed_at)
+    SELECT account_id, mode, completed_at FROM gone WHERE completed_at IS NOT NULL`)
+const FILES_OPEN_UPLOADS = statement(["accountId", "mode", "now"], (p) =>
+  `SELECT count(*) AS n FROM files
+    WHERE account_id = ${p.accountId} AND mode = ${p.mode} AND status = 'uploading' AND upload_expires_at > ${p.now}`)
+const FILES_RETAINED_BYTES = statement(["accountId", "mode"], (p) =>
+  `SELECT COALESCE(sum(size_bytes), 0) AS bytes FROM files
+    WHERE account_id = ${p.accountId} AND mode = ${p.mode} AND status <> 'rejected'`)
+const FILES_VALIDATED_SINCE = statement(["accountId", "mode", "since"], (p) =>
+  `SELECT count(*) AS n, min(completed_at) AS earliest FROM (
+      SELECT completed_at FROM files
+        WHERE account_id = ${p.accountId} AND mode = ${p.mode} AND completed_at IS NOT NULL AND completed_at >= ${p.since}
+      UNION ALL
+      SELECT completed_at FROM deleted_file_validations
+        WHERE account_id = ${p.accountId} AND mode = ${p.mode} AND completed_at >= ${p.since}
+    ) AS validations`)
 
-export const PostgresFileRepo = Layer.effect(FileRepo, Effect.map(makeSql, (q) => ({
-  insert: (file) => Effect.asVoid(q.rows("FileRepo.insert", FILE_INSERT, fileParams(file))),
-  update: (file) => q.one("FileRepo.update", FILE_UPDATE, fileParams(file), `no file '${file.id}' to update`),
-  get: (id) => q.first("FileRepo.get", `SELECT ${FILE_COLUMNS} FROM files WHERE id = $1`, [id], toFile),
-  // the deleted file's completion keeps counting against the validations quota (older ones go)
-  delete: (id) =>
-    Effect.asVoid(q.rows(
-      "FileRepo.delete",
-      `WITH gone AS (DELETE FROM files WHERE id = $1 RETURNING account_id, mode, completed_at),
-        pruned AS (DELETE FROM deleted_file_validations
-          WHERE completed_at < (SELECT completed_at FROM gone) - $2)
-      INSERT INTO deleted_file_validations (account_id, mode, completed_at)
-        SELECT account_id, mode, completed_at FROM gone WHERE completed_at IS NOT NULL`,
-      [id, VALIDATION_WINDOW_MS]
-    )),
+export const PostgresFileRepo = Layer.effect(FileRepo, Effect.map(repositoryStatements, (q) => ({
+  insert: (file) => Effect.asVoid(q.rows("FileRepo.insert", files.insert, files.params(file))),
+  update: (file) => q.one("FileRepo.update", files.update, files.params(file), `no file '${file.id}' to update`),
+  get: (id) => q.first("FileRepo.get", FILE_BY_ID, [id], files.decode),
+  delete: (id) => Effect.asVoid(q.rows("FileRepo.delete", FILE_DELETE, [id, VALIDATION_WINDOW_MS])),
   countOpenUploads: (accountId, mode, now) =>
-    Effect.map(
-      q.rows(
-        "FileRepo.countOpenUploads",
-        `SELECT count(*) AS n FROM files
-          WHERE account_id = $1 AND mode = $2 AND status = 'uploading' AND upload_expires_at > $3`,
-        [accountId, mode, now]
-      ),
-      (rs) => int(rs[0]?.n ?? 0, "count")
-    ),
+    Effect.map(q.rows("FileRepo.countOpenUploads", FILES_OPEN_UPLOADS, [accountId, mode, now]), (rs) => toInt(rs[0]?.n ?? 0, "count")),
   retainedBytes: (accountId, mode) =>
     Effect.map(
-      q.rows(
-        "FileRepo.retainedBytes",
-        `SELECT COALESCE(sum(size_bytes), 0) AS bytes FROM files
-          WHERE account_id = $1 AND mode = $2 AND status <> 'rejected'`,
-        [accountId, mode]
-      ),
-      (rs) => int(rs[0]?.bytes ?? 0, "sum(size_bytes)")
+      q.rows("FileRepo.retainedBytes", FILES_RETAINED_BYTES, [accountId, mode]),
+      (rs) => toInt(rs[0]?.bytes ?? 0, "sum(size_bytes)")
     ),
   validationsSince: (accountId, mode, since) =>
     Effect.map(
-      q.rows(
-        "FileRepo.validationsSince",
-        `SELECT count(*) AS n, min(completed_at) AS earliest FROM (
-            SELECT completed_at FROM files
-              WHERE account_id = $1 AND mode = $2 AND completed_at IS NOT NULL AND completed_at >= $3
-            UNION ALL
-            SELECT completed_at FROM deleted_file_validations
-              WHERE account_id = $1 AND mode = $2 AND completed_at >= $3
-          ) AS validations`,
-        [accountId, mode, since]
-      ),
-      (rs) => ({ count: int(rs[0]?.n ?? 0, "count"), earliest: intOrNull(rs[0]?.earliest ?? null, "min(completed_at)") })
+      q.rows("FileRepo.validationsSince", FILES_VALIDATED_SINCE, [accountId, mode, since]),
+      (rs) => ({ count: toInt(rs[0]?.n ?? 0, "count"), earliest: toIntOrNull(rs[0]?.earliest ?? null, "min(completed_at)") })
     )
 })))
 
 // ──────────────────────────────────────────────────────────────── jobs
 
-const JOB_INSERT = `INSERT INTO jobs (${JOB_COLUMNS.replace(/\s+/g, " ")}) VALUES (${placeholders(35)})`
-const JOB_UPDATE = `UPDATE jobs SET ${
-  columnList(JOB_COLUMNS).slice(1).map((c, i) => `${c} = $${i + 2}`).join(", ")
-} WHERE id = $1 RETURNING 1`
 /**
- * …while no enabled endpoint of the job's account ($2) and mode ($3) subscribes to the event
- * ($36; core/rules/webhooks.ts `subscribes`). The SELECT's parameters take the columns' types.
+ * …while no enabled endpoint of the job's account and mode subscribes to the event
+ * (core/rules/webhooks.ts `subscribes`). The SELECT's parameters take the columns' types.
  */
-const JOB_INSERT_UNLESS_SUBSCRIBED = `INSERT INTO jobs (${JOB_COLUMNS.replace(/\s+/g, " ")}) SELECT ${placeholders(35)}
-  WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.account_id = $2 AND w.mode = $3 AND w.status = 'enabled' AND w.events ? $36)
-  RETURNING 1`
+const JOB_INSERT_UNLESS_SUBSCRIBED = statement(["event"], (p) =>
+  `INSERT INTO jobs (${jobs.columns}) SELECT ${jobs.values}
+  WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.account_id = ${jobs.placeholder("account_id")}
+    AND w.mode = ${jobs.placeholder("mode")} AND w.status = 'enabled' AND w.events ? ${p.event})
+  RETURNING 1`, jobs)
+const JOB_BY_ID = statement(["id"], (p) => `SELECT ${jobs.columns} FROM jobs WHERE id = ${p.id}`)
+const JOB_LOCK_BY_ID = statement(["id"], (p) => `SELECT ${jobs.columns} FROM jobs WHERE id = ${p.id} FOR UPDATE`)
+const JOBS_ACTIVE_FOR_FILE = statement(["fileId"], (p) =>
+  `SELECT count(*) AS n FROM jobs WHERE file_id = ${p.fileId} AND status IN ('queued', 'processing')`)
+const JOB_NEXT_QUEUED = statement(["mode"], (p) =>
+  `SELECT ${jobs.columns} FROM jobs WHERE status = 'queued' AND mode = ${p.mode}
+    ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`)
+const JOBS_LAPSED_LEASES = statement(["now", "limit"], (p) =>
+  `SELECT ${jobs.columns} FROM jobs WHERE status = 'processing' AND lease_expires_at < ${p.now}
+    ORDER BY lease_expires_at, id LIMIT ${p.limit}`)
 
-export const PostgresJobRepo = Layer.effect(JobRepo, Effect.map(makeSql, (q) => ({
-  insert: (job) => Effect.asVoid(q.rows("JobRepo.insert", JOB_INSERT, jobParams(job))),
-  insertUnlessSubscribed: (job, event) =>
-    Effect.map(q.rows("JobRepo.insertUnlessSubscribed", JOB_INSERT_UNLESS_SUBSCRIBED, [...jobParams(job), event]), (rs) => rs.length === 1),
-  update: (job) => q.one("JobRepo.update", JOB_UPDATE, jobParams(job), `no job '${job.id}' to update`),
-  get: (id) => q.first("JobRepo.get", `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`, [id], toJob),
-  lockById: (id) => q.first("JobRepo.lockById", `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 FOR UPDATE`, [id], toJob),
+/**
+ * A page of an account's jobs, one text per combination of filters (by status, by model, after
+ * a cursor), each with its parameters in the order `list` pushes them.
+ */
+const jobListText = (status: boolean, model: boolean, after: boolean) => {
+  const names = ["accountId", "mode", ...(status ? ["status"] : []), ...(model ? ["model"] : []), ...(after ? ["afterCreatedAt", "afterId"] : []), "limit"]
+  return statement(names, (p) => {
+    const where = [`account_id = ${p.accountId}`, `mode = ${p.mode}`]
+    if (status) where.push(`status = ${p.status}`)
+    if (model) where.push(`model = ${p.model}`)
+    // ids are COLLATE "C": the tie-break is byte order, as in JavaScript
+    if (after) where.push(`(created_at, id) < (${p.afterCreatedAt}::bigint, ${p.afterId}::text COLLATE "C")`)
+    return `SELECT ${jobs.columns} FROM jobs WHERE ${where.join(" AND ")}
+    ORDER BY created_at DESC, id DESC LIMIT ${p.limit}`
+  })
+}
+/** Indexed by status + 2 × model + 4 × after (1 when that filter is there). */
+const JOB_LISTS = Array.from({ length: 8 }, (_, i) => jobListText((i & 1) !== 0, (i & 2) !== 0, (i & 4) !== 0))
+
+export const PostgresJobRepo = Layer.effect(JobRepo, Effect.map(repositoryStatements, (q) => ({
+  insert: (job) => Effect.asVoid(q.rows("JobRepo.insert", jobs.insert, jobs.params(job))),
+  insertUnlessSubscribed: (job, event) => {
+    const params = jobs.params(job)
+    params.push(event)
+    return Effect.map(q.rows("JobRepo.insertUnlessSubscribed", JOB_INSERT_UNLESS_SUBSCRIBED, params), (rs) => rs.length === 1)
+  },
+  update: (job) => q.one("JobRepo.update", jobs.update, jobs.params(job), `no job '${job.id}' to update`),
+  get: (id) => q.first("JobRepo.get", JOB_BY_ID, [id], jobs.decode),
+  lockById: (id) => q.first("JobRepo.lockById", JOB_LOCK_BY_ID, [id], jobs.decode),
   list: (query) => {
     const params: Array<unknown> = [query.accountId, query.mode]
-    const where = ["account_id = $1", "mode = $2"]
-    if (query.status !== undefined) {
-      params.push(query.status)
-      where.push(`status = $${params.length}`)
-    }
-    if (query.model !== undefined) {
-      params.push(query.model)
-      where.push(`model = $${params.length}`)
-    }
-    if (query.after !== undefined) {
-      params.push(query.after.createdAt, query.after.id)
-      // ids are COLLATE "C": the tie-break is byte order, as in JavaScript
-      where.push(`(created_at, id) < ($${params.length - 1}::bigint, $${params.length}::text COLLATE "C")`)
-    }
+    if (query.status !== undefined) params.push(query.status)
+    if (query.model !== undefined) params.push(query.model)
+    if (query.after !== undefined) params.push(query.after.createdAt, query.after.id)
     params.push(query.limit)
-    return q.many(
-      "JobRepo.list",
-      `SELECT ${JOB_COLUMNS} FROM jobs WHERE ${where.join(" AND ")}
-        ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
-      params,
-      toJob
-    )
+    const text = JOB_LISTS[(query.status !== undefined ? 1 : 0) + (query.model !== undefined ? 2 : 0) + (query.after !== undefined ? 4 : 0)]!
+    return q.many("JobRepo.list", text, params, jobs.decode)
   },
   countActiveForFile: (fileId) =>
-    Effect.map(
-      q.rows(
-        "JobRepo.countActiveForFile",
-        `SELECT count(*) AS n FROM jobs WHERE file_id = $1 AND status IN ('queued', 'processing')`,
-        [fileId]
-      ),
-      (rs) => int(rs[0]?.n ?? 0, "count")
-    ),
-  lockNextQueued: (mode) =>
-    q.first(
-      "JobRepo.lockNextQueued",
-      `SELECT ${JOB_COLUMNS} FROM jobs WHERE status = 'queued' AND mode = $1
-        ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`,
-      [mode],
-      toJob
-    ),
-  lapsedLeases: (now, limit) =>
-    q.many(
-      "JobRepo.lapsedLeases",
-      `SELECT ${JOB_COLUMNS} FROM jobs WHERE status = 'processing' AND lease_expires_at < $1
-        ORDER BY lease_expires_at, id LIMIT $2`,
-      [now, limit],
-      toJob
-    )
+    Effect.map(q.rows("JobRepo.countActiveForFile", JOBS_ACTIVE_FOR_FILE, [fileId]), (rs) => toInt(rs[0]?.n ?? 0, "count")),
+  lockNextQueued: (mode) => q.first("JobRepo.lockNextQueued", JOB_NEXT_QUEUED, [mode], jobs.decode),
+  lapsedLeases: (now, limit) => q.many("JobRepo.lapsedLeases", JOBS_LAPSED_LEASES, [now, limit], jobs.decode)
 })))
 
 // ──────────────────────────────────────────────────────────────── wallet
 
-const LOT_UPSERT = `INSERT INTO credit_lots (${LOT_COLUMNS}) VALUES (${placeholders(9)})
+const LOT_UPSERT = `${creditLots.insert}
   ON CONFLICT (id) DO UPDATE SET remaining_micros = EXCLUDED.remaining_micros, expired = EXCLUDED.expired
   WHERE credit_lots.account_id = EXCLUDED.account_id
   RETURNING 1`
-
-const HOLD_UPSERT = `INSERT INTO credit_holds (${HOLD_COLUMNS}) VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8)
+const HOLD_UPSERT = `${creditHolds.insert}
   ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, resolved_at = EXCLUDED.resolved_at
   WHERE credit_holds.status = 'open' AND credit_holds.account_id = EXCLUDED.account_id
   RETURNING 1`
+/** The row exists for every account that ever locked, so there is always something to lock. */
+const WALLET_ENSURE = statement(["accountId"], (p) => `INSERT INTO wallets (account_id) VALUES (${p.accountId}) ON CONFLICT (account_id) DO NOTHING`)
+const WALLET_LOCK = statement(["accountId"], (p) => `SELECT last_seq, balance, reserved FROM wallets WHERE account_id = ${p.accountId} FOR UPDATE`)
+const LOTS_WITH_CREDIT = statement(["accountId"], (p) =>
+  `SELECT ${creditLots.columns} FROM credit_lots WHERE account_id = ${p.accountId} AND remaining_micros > 0`)
+const HOLDS_OPEN = statement(["accountId"], (p) =>
+  `SELECT ${creditHolds.columns} FROM credit_holds WHERE account_id = ${p.accountId} AND status = 'open'`)
+const HOLD_OF_JOB = statement(["jobId"], (p) => `SELECT ${creditHolds.columns} FROM credit_holds WHERE job_id = ${p.jobId}`)
+const LOTS_UNEXPIRED = statement(["accountId", "now", "limit"], (p) =>
+  `SELECT ${creditLots.columns} FROM credit_lots
+    WHERE account_id = ${p.accountId} AND NOT expired AND expires_at > ${p.now}
+    ORDER BY expires_at, id LIMIT ${p.limit}`)
+const LOTS_NEWEST_FIRST = statement(["accountId", "limit"], (p) =>
+  `SELECT ${creditLots.columns} FROM credit_lots WHERE account_id = ${p.accountId} ORDER BY purchased_at DESC, id DESC LIMIT ${p.limit}`)
+const LEDGER_PAGE = statement(["accountId", "limit"], (p) =>
+  `SELECT ${ledgerEntries.columns} FROM ledger_entries WHERE account_id = ${p.accountId} ORDER BY seq DESC LIMIT ${p.limit}`)
+const LEDGER_PAGE_BEFORE = statement(["accountId", "limit", "beforeSeq"], (p) =>
+  `SELECT ${ledgerEntries.columns} FROM ledger_entries WHERE account_id = ${p.accountId} AND seq < ${p.beforeSeq}
+    ORDER BY seq DESC LIMIT ${p.limit}`)
+const LEDGER_OF_JOB = statement(["jobId"], (p) =>
+  `SELECT ${ledgerEntries.columns} FROM ledger_entries WHERE job_id = ${p.jobId} ORDER BY created_at, seq`)
 
-const ENTRY_INSERT = `INSERT INTO ledger_entries (${ENTRY_COLUMNS.replace(/\s+/g, " ")}) VALUES (${placeholders(13)})`
-
-export const PostgresWalletRepo = Layer.effect(WalletRepo, Effect.map(makeSql, (q) => {
-  const lotParams = (l: LotRecord) => [
-    l.id, l.accountId, l.source, l.amountMicros, l.remainingMicros, l.purchasedAt, l.expiresAt, l.expired, l.checkoutId
-  ]
-  const holdParams = (h: HoldRecord) => [
-    h.id, h.accountId, h.jobId, h.amountMicros, drawsJson(h), h.status, h.createdAt, h.resolvedAt
-  ]
-  return {
-    lock: (accountId) =>
-      Effect.gen(function*() {
-        // the row exists for every account that ever locked, so there is always something to lock
-        yield* q.rows(
-          "WalletRepo.lock",
-          `INSERT INTO wallets (account_id) VALUES ($1) ON CONFLICT (account_id) DO NOTHING`,
-          [accountId]
+export const PostgresWalletRepo = Layer.effect(WalletRepo, Effect.map(repositoryStatements, (q) => ({
+  lock: (accountId) =>
+    Effect.gen(function*() {
+      yield* q.rows("WalletRepo.lock", WALLET_ENSURE, [accountId])
+      const wallet = yield* q.rows("WalletRepo.lock", WALLET_LOCK, [accountId])
+      const w = wallet[0]
+      if (w === undefined) return yield* refuse("WalletRepo.lock", `the wallet row of '${accountId}' vanished`)
+      // read after the lock: each statement sees what the previous holder committed
+      const lots = yield* q.many("WalletRepo.lock", LOTS_WITH_CREDIT, [accountId], creditLots.decode)
+      const openHolds = yield* q.many("WalletRepo.lock", HOLDS_OPEN, [accountId], creditHolds.decode)
+      return {
+        accountId,
+        lots,
+        openHolds,
+        lastSeq: toInt(w.last_seq, "last_seq"),
+        balance: toInt(w.balance, "balance"),
+        reserved: toInt(w.reserved, "reserved")
+      }
+    }),
+  apply: (change) =>
+    q.sql.withTransaction(Effect.gen(function*() {
+      for (const lot of change.lots) {
+        yield* q.one("WalletRepo.apply", LOT_UPSERT, creditLots.params(lot), `lot '${lot.id}' belongs to another account`)
+      }
+      for (const hold of change.holds) {
+        yield* q.one(
+          "WalletRepo.apply",
+          HOLD_UPSERT,
+          creditHolds.params(hold),
+          `hold '${hold.id}' of job '${hold.jobId}' is no longer open (resolved already, or another account's)`
         )
-        const wallet = yield* q.rows(
-          "WalletRepo.lock",
-          `SELECT last_seq, balance, reserved FROM wallets WHERE account_id = $1 FOR UPDATE`,
-          [accountId]
-        )
-        const w = wallet[0]
-        if (w === undefined) return yield* refuse("WalletRepo.lock", `the wallet row of '${accountId}' vanished`)
-        // read after the lock: each statement sees what the previous holder committed
-        const lots = yield* q.many(
-          "WalletRepo.lock",
-          `SELECT ${LOT_COLUMNS} FROM credit_lots WHERE account_id = $1 AND remaining_micros > 0`,
-          [accountId],
-          toLot
-        )
-        const openHolds = yield* q.many(
-          "WalletRepo.lock",
-          `SELECT ${HOLD_COLUMNS} FROM credit_holds WHERE account_id = $1 AND status = 'open'`,
-          [accountId],
-          toHold
-        )
-        return {
-          accountId,
-          lots,
-          openHolds,
-          lastSeq: int(w.last_seq, "last_seq"),
-          balance: int(w.balance, "balance"),
-          reserved: int(w.reserved, "reserved")
-        }
-      }),
-    apply: (change) =>
-      q.sql.withTransaction(Effect.gen(function*() {
-        for (const lot of change.lots) {
-          yield* q.one("WalletRepo.apply", LOT_UPSERT, lotParams(lot), `lot '${lot.id}' belongs to another account`)
-        }
-        for (const hold of change.holds) {
-          yield* q.one(
-            "WalletRepo.apply",
-            HOLD_UPSERT,
-            holdParams(hold),
-            `hold '${hold.id}' of job '${hold.jobId}' is no longer open (resolved already, or another account's)`
-          )
-        }
-        for (const entry of change.entries) {
-          yield* q.rows("WalletRepo.apply", ENTRY_INSERT, [
-            entry.id, entry.accountId, entry.seq, entry.kind, entry.reason, entry.balanceDelta, entry.reservedDelta,
-            entry.balanceAfter, entry.reservedAfter, entry.jobId, entry.lotId, entry.checkoutId, entry.createdAt
-          ])
-        }
-      })).pipe(orFault("WalletRepo.apply")),
-    holdForJob: (jobId) =>
-      q.first("WalletRepo.holdForJob", `SELECT ${HOLD_COLUMNS} FROM credit_holds WHERE job_id = $1`, [jobId], toHold),
-    unexpiredLots: (accountId, now, limit) =>
-      q.sql`SELECT ${q.sql.literal(LOT_COLUMNS)} FROM credit_lots
-        WHERE account_id = ${accountId} AND NOT expired AND expires_at > ${now}
-        ORDER BY expires_at, id LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map(toLot)), run("WalletRepo.unexpiredLots")),
-    listLots: (accountId, limit) =>
-      q.many(
-        "WalletRepo.listLots",
-        `SELECT ${LOT_COLUMNS} FROM credit_lots WHERE account_id = $1 ORDER BY purchased_at DESC, id DESC LIMIT $2`,
-        [accountId, limit],
-        toLot
-      ),
-    ledgerPage: (query) =>
-      query.beforeSeq === undefined
-        ? q.many(
-          "WalletRepo.ledgerPage",
-          `SELECT ${ENTRY_COLUMNS} FROM ledger_entries WHERE account_id = $1 ORDER BY seq DESC LIMIT $2`,
-          [query.accountId, query.limit],
-          toEntry
-        )
-        : q.many(
-          "WalletRepo.ledgerPage",
-          `SELECT ${ENTRY_COLUMNS} FROM ledger_entries WHERE account_id = $1 AND seq < $3 ORDER BY seq DESC LIMIT $2`,
-          [query.accountId, query.limit, query.beforeSeq],
-          toEntry
-        ),
-    ledgerForJob: (jobId) =>
-      q.many(
-        "WalletRepo.ledgerForJob",
-        `SELECT ${ENTRY_COLUMNS} FROM ledger_entries WHERE job_id = $1 ORDER BY created_at, seq`,
-        [jobId],
-        toEntry
-      )
-  }
-}))
+      }
+      for (const entry of change.entries) {
+        yield* q.rows("WalletRepo.apply", ledgerEntries.insert, ledgerEntries.params(entry))
+      }
+    })).pipe(orFault("WalletRepo.apply")),
+  holdForJob: (jobId) => q.first("WalletRepo.holdForJob", HOLD_OF_JOB, [jobId], creditHolds.decode),
+  unexpiredLots: (accountId, now, limit) => q.many("WalletRepo.unexpiredLots", LOTS_UNEXPIRED, [accountId, now, limit], creditLots.decode),
+  listLots: (accountId, limit) => q.many("WalletRepo.listLots", LOTS_NEWEST_FIRST, [accountId, limit], creditLots.decode),
+  ledgerPage: (query) =>
+    query.beforeSeq === undefined
+      ? q.many("WalletRepo.ledgerPage", LEDGER_PAGE, [query.accountId, query.limit], ledgerEntries.decode)
+      : q.many("WalletRepo.ledgerPage", LEDGER_PAGE_BEFORE, [query.accountId, query.limit, query.beforeSeq], ledgerEntries.decode),
+  ledgerForJob: (jobId) => q.many("WalletRepo.ledgerForJob", LEDGER_OF_JOB, [jobId], ledgerEntries.decode)
+})))
 
 // ──────────────────────────────────────────────────────────────── idempotency
 
@@ -391,37 +278,40 @@ export const PostgresWalletRepo = Layer.effect(WalletRepo, Effect.map(makeSql, (
  * (a concurrent begin won) or abandoned meanwhile, the statement sees neither and is retried.
  */
 const IDEMPOTENCY_BEGIN = `WITH started AS (
-    INSERT INTO idempotency_keys (${IDEMPOTENCY_COLUMNS.replace(/\s+/g, " ")})
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12)
-    ON CONFLICT (account_id, mode, key) DO UPDATE SET
-      method = EXCLUDED.method, path = EXCLUDED.path, fingerprint = EXCLUDED.fingerprint, state = EXCLUDED.state,
-      response_status = EXCLUDED.response_status, response_body = EXCLUDED.response_body,
-      response_headers = EXCLUDED.response_headers, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+    ${idempotencyKeys.insert}
+    ON CONFLICT (account_id, mode, key) DO UPDATE SET ${idempotencyKeys.setExcluded}
     WHERE idempotency_keys.expires_at <= EXCLUDED.created_at
     RETURNING 1
   )
-  SELECT EXISTS (SELECT 1 FROM started) AS started, ${
-  columnList(IDEMPOTENCY_COLUMNS).map((c) => `k.${c}`).join(", ")
-}
+  SELECT EXISTS (SELECT 1 FROM started) AS started, ${idempotencyKeys.columnsOf("k")}
   FROM (VALUES (1)) AS one (x)
   LEFT JOIN idempotency_keys k
-    ON NOT EXISTS (SELECT 1 FROM started) AND k.account_id = $1 AND k.mode = $2 AND k.key = $3`
+    ON NOT EXISTS (SELECT 1 FROM started) AND k.account_id = ${idempotencyKeys.placeholder("account_id")}
+    AND k.mode = ${idempotencyKeys.placeholder("mode")} AND k.key = ${idempotencyKeys.placeholder("key")}`
+const IDEMPOTENCY_FINISH = statement(["accountId", "mode", "key", "status", "body", "headers"], (p) =>
+  `UPDATE idempotency_keys SET state = 'done', response_status = ${p.status}, response_body = ${p.body}, response_headers = ${p.headers}::jsonb
+    WHERE account_id = ${p.accountId} AND mode = ${p.mode} AND key = ${p.key}`)
+const IDEMPOTENCY_ABANDON = statement(["accountId", "mode", "key"], (p) =>
+  `DELETE FROM idempotency_keys WHERE account_id = ${p.accountId} AND mode = ${p.mode} AND key = ${p.key}`)
+const IDEMPOTENCY_GET = statement(["accountId", "mode", "key"], (p) =>
+  `SELECT ${idempotencyKeys.columns} FROM idempotency_keys WHERE account_id = ${p.accountId} AND mode = ${p.mode} AND key = ${p.key}`)
+/** Batches through the expires_at index. */
+const IDEMPOTENCY_PURGE = statement(["now", "limit"], (p) =>
+  `DELETE FROM idempotency_keys WHERE (account_id, mode, key) IN (
+    SELECT account_id, mode, key FROM idempotency_keys WHERE expires_at <= ${p.now} LIMIT ${p.limit}
+  ) RETURNING 1`)
 
 const BEGIN_ATTEMPTS = 20
 
-export const PostgresIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(makeSql, (q) => ({
+export const PostgresIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(repositoryStatements, (q) => ({
   begin: (record) => {
-    const params = [
-      record.accountId, record.mode, record.key, record.method, record.path, record.fingerprint, record.state,
-      record.responseStatus, record.responseBody,
-      record.responseHeaders === null ? null : JSON.stringify(record.responseHeaders), record.createdAt, record.expiresAt
-    ]
+    const params = idempotencyKeys.params(record)
     const attempt = (n: number): Effect.Effect<IdempotencyBegin> =>
       Effect.flatMap(q.rows("IdempotencyRepo.begin", IDEMPOTENCY_BEGIN, params), (rs) => {
         const r = rs[0]
         if (r?.started === true) return Effect.succeed({ _tag: "Started" } as const)
         if (r !== undefined && r.account_id !== null) {
-          return Effect.succeed({ _tag: "Existing", record: toIdempotency(r) } as const)
+          return Effect.succeed({ _tag: "Existing", record: idempotencyKeys.decode(r) } as const)
         }
         return n < BEGIN_ATTEMPTS
           ? attempt(n + 1)
@@ -432,69 +322,39 @@ export const PostgresIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(
   finish: (accountId, mode, key, response) =>
     Effect.asVoid(q.rows(
       "IdempotencyRepo.finish",
-      `UPDATE idempotency_keys SET state = 'done', response_status = $4, response_body = $5, response_headers = $6::jsonb
-        WHERE account_id = $1 AND mode = $2 AND key = $3`,
+      IDEMPOTENCY_FINISH,
       [accountId, mode, key, response.status, response.body, JSON.stringify(response.headers)]
     )),
-  abandon: (accountId, mode, key) =>
-    Effect.asVoid(q.rows(
-      "IdempotencyRepo.abandon",
-      `DELETE FROM idempotency_keys WHERE account_id = $1 AND mode = $2 AND key = $3`,
-      [accountId, mode, key]
-    )),
-  get: (accountId, mode, key) =>
-    Effect.map(
-      q.rows(
-        "IdempotencyRepo.get",
-        `SELECT ${IDEMPOTENCY_COLUMNS} FROM idempotency_keys WHERE account_id = $1 AND mode = $2 AND key = $3`,
-        [accountId, mode, key]
-      ),
-      (rs) => Option.map(Option.fromNullable(rs[0]), toIdempotency)
-    ),
-  // batches through the expires_at index
-  purgeExpired: (now, limit) =>
-    Effect.map(
-      q.rows(
-        "IdempotencyRepo.purgeExpired",
-        `DELETE FROM idempotency_keys WHERE (account_id, mode, key) IN (
-          SELECT account_id, mode, key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2
-        ) RETURNING 1`,
-        [now, limit]
-      ),
-      (rs) => rs.length
-    )
+  abandon: (accountId, mode, key) => Effect.asVoid(q.rows("IdempotencyRepo.abandon", IDEMPOTENCY_ABANDON, [accountId, mode, key])),
+  get: (accountId, mode, key) => q.first("IdempotencyRepo.get", IDEMPOTENCY_GET, [accountId, mode, key], idempotencyKeys.decode),
+  purgeExpired: (now, limit) => Effect.map(q.rows("IdempotencyRepo.purgeExpired", IDEMPOTENCY_PURGE, [now, limit]), (rs) => rs.length)
 })))
 
 // ──────────────────────────────────────────────────────────────── lifecycle
 
-export const PostgresLifecycleRepo = Layer.effect(LifecycleRepo, Effect.map(makeSql, (q) => ({
+const FILES_SWEEPABLE = statement(["uploadClosedBefore", "readyBefore", "rejectedBefore", "limit"], (p) =>
+  `SELECT ${files.columns} FROM files
+    WHERE (status = 'uploading' AND upload_expires_at < ${p.uploadClosedBefore})
+       OR (status = 'ready' AND ready_at < ${p.readyBefore})
+       OR (status = 'rejected' AND rejected_at < ${p.rejectedBefore})
+    ORDER BY created_at, id LIMIT ${p.limit}`)
+const FILES_VALIDATING = statement(["limit"], (p) =>
+  `SELECT ${files.columns} FROM files WHERE status = 'validating' ORDER BY completed_at, id LIMIT ${p.limit}`)
+const JOBS_EXPIRED_OUTPUTS = statement(["finishedBefore", "limit"], (p) =>
+  `SELECT ${jobs.columns} FROM jobs
+    WHERE status = 'succeeded' AND output_storage_key IS NOT NULL AND output_deleted_at IS NULL AND finished_at < ${p.finishedBefore}
+    ORDER BY finished_at, id LIMIT ${p.limit}`)
+
+export const PostgresLifecycleRepo = Layer.effect(LifecycleRepo, Effect.map(repositoryStatements, (q) => ({
   sweepableFiles: (query) =>
     q.many(
       "LifecycleRepo.sweepableFiles",
-      `SELECT ${FILE_COLUMNS} FROM files
-        WHERE (status = 'uploading' AND upload_expires_at < $1)
-           OR (status = 'ready' AND ready_at < $2)
-           OR (status = 'rejected' AND rejected_at < $3)
-        ORDER BY created_at, id LIMIT $4`,
+      FILES_SWEEPABLE,
       [query.uploadClosedBefore, query.readyBefore, query.rejectedBefore, query.limit],
-      toFile
+      files.decode
     ),
-  validatingFiles: (limit) =>
-    q.many(
-      "LifecycleRepo.validatingFiles",
-      `SELECT ${FILE_COLUMNS} FROM files WHERE status = 'validating' ORDER BY completed_at, id LIMIT $1`,
-      [limit],
-      toFile
-    ),
-  expiredOutputs: (query) =>
-    q.many(
-      "LifecycleRepo.expiredOutputs",
-      `SELECT ${JOB_COLUMNS} FROM jobs
-        WHERE status = 'succeeded' AND output_storage_key IS NOT NULL AND output_deleted_at IS NULL AND finished_at < $1
-        ORDER BY finished_at, id LIMIT $2`,
-      [query.finishedBefore, query.limit],
-      toJob
-    )
+  validatingFiles: (limit) => q.many("LifecycleRepo.validatingFiles", FILES_VALIDATING, [limit], files.decode),
+  expiredOutputs: (query) => q.many("LifecycleRepo.expiredOutputs", JOBS_EXPIRED_OUTPUTS, [query.finishedBefore, query.limit], jobs.decode)
 })))
 
 /** Every repository port over the SqlClient in context. */

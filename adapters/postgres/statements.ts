@@ -9,8 +9,11 @@
  */
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
-import { Context, Effect, FiberRef } from "effect"
+import { Context, Effect, FiberRef, Option } from "effect"
 import type pg from "pg"
+import { orFault, refuse } from "./errors.js"
+import { PostgresPool } from "./pool.js"
+import type { Row } from "./table.js"
 
 /** As @effect/sql-pg reads a result: a multi-statement text gives one row list per statement. */
 const rowsOf = (result: pg.QueryResult | ReadonlyArray<pg.QueryResult>): ReadonlyArray<unknown> =>
@@ -78,3 +81,23 @@ export const runStatement = <A>(
       ? transaction.value[0].execute(text, params, undefined)
       : onPooledConnection(pool, text, params)) as Effect.Effect<ReadonlyArray<A>, SqlError>
   })
+
+/** The statements every repository runs, bound to the `SqlClient` and `PostgresPool` in context. */
+export const repositoryStatements = Effect.map(Effect.all([SqlClient.SqlClient, PostgresPool]), ([sql, pool]) => {
+  /**
+   * Rows of a statement, without the client's name transforms (the mappers read snake_case).
+   * Uninterruptible: an interrupted fiber stops after the statement, not during it. (Interrupted
+   * mid-statement, node-postgres sends pg_cancel_backend over another pooled connection, which
+   * waits for a free one when the pool is busy.) Every statement here is a short, indexed one.
+   */
+  const rows = (operation: string, text: string, params: ReadonlyArray<unknown> = []) =>
+    runStatement<Row>(pool, text, params, () => sql.unsafe<Row>(text, params).withoutTransform).pipe(orFault(operation), Effect.uninterruptible)
+  const first = <A>(operation: string, text: string, params: ReadonlyArray<unknown>, to: (r: Row) => A) =>
+    Effect.map(rows(operation, text, params), (rs) => Option.map(Option.fromNullable(rs[0]), to))
+  const many = <A>(operation: string, text: string, params: ReadonlyArray<unknown>, to: (r: Row) => A) =>
+    Effect.map(rows(operation, text, params), (rs) => rs.map(to))
+  /** A statement that must touch exactly one row (… RETURNING 1). */
+  const one = (operation: string, text: string, params: ReadonlyArray<unknown>, what: string) =>
+    Effect.flatMap(rows(operation, text, params), (rs) => (rs.length === 1 ? Effect.void : refuse(operation, what)))
+  return { sql, rows, first, many, one }
+})
