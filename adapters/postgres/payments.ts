@@ -3,76 +3,50 @@
  * DO NOTHING inside the caller's transaction: a concurrent claim of the same id waits for the
  * first transaction and then inserts nothing, so exactly one applies the event.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Layer, Schema } from "effect"
-import { CheckoutRecord, CheckoutStatus, DisputeState } from "../../core/domain/payments.js"
+import { Effect, Layer } from "effect"
+import { CheckoutRecord } from "../../core/domain/payments.js"
 import { CheckoutRepo, PaymentEventRepo } from "../../core/ports/payments.js"
-import { PgInt, PgIntOrNull, run } from "./columns.js"
+import { repositoryStatements } from "./statements.js"
+import { int, orNull, statement, table, text, toInt } from "./table.js"
 
-const CheckoutRow = Schema.transform(
-  Schema.Struct({
-    id: Schema.String,
-    account_id: Schema.String,
-    amount_micros: PgInt,
-    status: CheckoutStatus,
-    provider: Schema.String,
-    url: Schema.String,
-    provider_session_id: Schema.NullOr(Schema.String),
-    payment_ref: Schema.NullOr(Schema.String),
-    refunded_micros: PgInt,
-    dispute: Schema.NullOr(DisputeState),
-    created_at: PgInt,
-    paid_at: PgIntOrNull
-  }),
-  Schema.typeSchema(CheckoutRecord),
-  {
-    strict: true,
-    decode: (r) => new CheckoutRecord({
-      id: r.id, accountId: r.account_id, amountMicros: r.amount_micros, status: r.status, provider: r.provider, url: r.url,
-      providerSessionId: r.provider_session_id, paymentRef: r.payment_ref, refundedMicros: r.refunded_micros,
-      dispute: r.dispute, createdAt: r.created_at, paidAt: r.paid_at
-    }),
-    encode: (c) => ({
-      id: c.id, account_id: c.accountId, amount_micros: c.amountMicros, status: c.status, provider: c.provider, url: c.url,
-      provider_session_id: c.providerSessionId, payment_ref: c.paymentRef, refunded_micros: c.refundedMicros,
-      dispute: c.dispute, created_at: c.createdAt, paid_at: c.paidAt
-    })
-  }
-)
+const checkouts = table("checkouts", CheckoutRecord, {
+  id: text("id"),
+  accountId: text("account_id"),
+  amountMicros: int("amount_micros"),
+  status: text("status"),
+  provider: text("provider"),
+  url: text("url"),
+  providerSessionId: orNull(text("provider_session_id")),
+  paymentRef: orNull(text("payment_ref")),
+  refundedMicros: int("refunded_micros"),
+  dispute: orNull(text("dispute")),
+  createdAt: int("created_at"),
+  paidAt: orNull(int("paid_at"))
+})
 
-const COLUMNS = "id, account_id, amount_micros, status, provider, url, provider_session_id, payment_ref, refunded_micros, dispute, created_at, paid_at"
-const Count = Schema.Struct({ n: PgInt })
+const CHECKOUT_BY_ID = statement(["id"], (p) => `SELECT ${checkouts.columns} FROM checkouts WHERE id = ${p.id}`)
+const CHECKOUT_LOCK = statement(["id"], (p) => `SELECT ${checkouts.columns} FROM checkouts WHERE id = ${p.id} FOR UPDATE`)
+const CHECKOUT_LOCK_BY_PAYMENT = statement(["paymentRef"], (p) =>
+  `SELECT ${checkouts.columns} FROM checkouts WHERE payment_ref = ${p.paymentRef} FOR UPDATE`)
+const CHECKOUTS_OPEN_DISPUTES = statement(["accountId"], (p) =>
+  `SELECT count(*) AS n FROM checkouts WHERE account_id = ${p.accountId} AND dispute = 'open'`)
 
-export const PostgresCheckoutRepo = Layer.effect(CheckoutRepo, Effect.map(SqlClient.SqlClient, (sql) => {
-  const toRow = (checkout: CheckoutRecord) => Schema.encodeSync(CheckoutRow)(checkout) as Record<string, unknown>
-  const one = (execute: (value: string) => Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
-    SqlSchema.findOne({ Request: Schema.String, Result: CheckoutRow, execute })
-  const get = one((id) => sql`SELECT ${sql.literal(COLUMNS)} FROM checkouts WHERE id = ${id}`)
-  const lock = one((id) => sql`SELECT ${sql.literal(COLUMNS)} FROM checkouts WHERE id = ${id} FOR UPDATE`)
-  const lockByPaymentRef = one((ref) => sql`SELECT ${sql.literal(COLUMNS)} FROM checkouts WHERE payment_ref = ${ref} FOR UPDATE`)
-  const openDisputes = SqlSchema.single({
-    Request: Schema.String,
-    Result: Count,
-    execute: (accountId) => sql`SELECT count(*) AS n FROM checkouts WHERE account_id = ${accountId} AND dispute = 'open'`
-  })
-  return {
-    insert: (checkout) => sql`INSERT INTO checkouts ${sql.insert(toRow(checkout))}`.pipe(Effect.asVoid, run("CheckoutRepo.insert")),
-    get: (id) => get(id).pipe(run("CheckoutRepo.get")),
-    lock: (id) => lock(id).pipe(run("CheckoutRepo.lock")),
-    lockByPaymentRef: (ref) => lockByPaymentRef(ref).pipe(run("CheckoutRepo.lockByPaymentRef")),
-    update: (checkout) =>
-      sql`UPDATE checkouts SET ${sql.update(toRow(checkout), ["id"])} WHERE id = ${checkout.id}`.pipe(Effect.asVoid, run("CheckoutRepo.update")),
-    countOpenDisputes: (accountId) => Effect.map(openDisputes(accountId), (r) => r.n).pipe(run("CheckoutRepo.countOpenDisputes"))
-  }
-}))
+export const PostgresCheckoutRepo = Layer.effect(CheckoutRepo, Effect.map(repositoryStatements, (q) => ({
+  insert: (checkout) => Effect.asVoid(q.rows("CheckoutRepo.insert", checkouts.insert, checkouts.params(checkout))),
+  get: (id) => q.first("CheckoutRepo.get", CHECKOUT_BY_ID, [id], checkouts.decode),
+  lock: (id) => q.first("CheckoutRepo.lock", CHECKOUT_LOCK, [id], checkouts.decode),
+  lockByPaymentRef: (ref) => q.first("CheckoutRepo.lockByPaymentRef", CHECKOUT_LOCK_BY_PAYMENT, [ref], checkouts.decode),
+  update: (checkout) => Effect.asVoid(q.rows("CheckoutRepo.update", checkouts.update, checkouts.params(checkout))),
+  countOpenDisputes: (accountId) =>
+    Effect.map(q.rows("CheckoutRepo.countOpenDisputes", CHECKOUTS_OPEN_DISPUTES, [accountId]), (rows) => toInt(rows[0]?.n ?? 0, "count"))
+})))
 
-export const PostgresPaymentEventRepo = Layer.effect(PaymentEventRepo, Effect.map(SqlClient.SqlClient, (sql) => ({
+const PAYMENT_EVENT_CLAIM = statement(["id", "type", "receivedAt"], (p) =>
+  `INSERT INTO payment_events (id, type, received_at) VALUES (${p.id}, ${p.type}, ${p.receivedAt}) ON CONFLICT (id) DO NOTHING RETURNING 1`)
+
+export const PostgresPaymentEventRepo = Layer.effect(PaymentEventRepo, Effect.map(repositoryStatements, (q) => ({
   claim: (event) =>
-    sql`INSERT INTO payment_events (id, type, received_at) VALUES (${event.id}, ${event.type}, ${event.receivedAt})
-      ON CONFLICT (id) DO NOTHING RETURNING 1 AS inserted`.pipe(
-      Effect.map((rows) => rows.length === 1),
-      run("PaymentEventRepo.claim")
-    )
+    Effect.map(q.rows("PaymentEventRepo.claim", PAYMENT_EVENT_CLAIM, [event.id, event.type, event.receivedAt]), (rows) => rows.length === 1)
 })))
 
 export const PostgresPaymentRepositories = Layer.mergeAll(PostgresCheckoutRepo, PostgresPaymentEventRepo)

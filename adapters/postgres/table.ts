@@ -156,47 +156,46 @@ const leavesOf = (fields: Fields<object>, path: ReadonlyArray<string> = []): Arr
     field._tag === "Column" ? [{ column: field, path: [...path, key] }] : leavesOf(field.fields, [...path, key])
   )
 
-/** A leaf's parameter from a record: a group that is null gives NULL for each of its columns. */
-const writerOf = ({ column, path }: Leaf): (record: object) => unknown => {
-  const write = column.write
-  const [first, second, ...rest] = path as [string, ...Array<string>]
-  if (rest.length > 0) throw new Error(`column ${column.name}: groups nest one level deep`)
-  if (second === undefined) return (record) => write((record as Record<string, unknown>)[first])
-  return (record) => {
-    const inner = (record as Record<string, Record<string, unknown> | null>)[first]
-    return inner === null || inner === undefined ? null : write(inner[second])
-  }
+/*
+ * The mappers are generated as JavaScript source, once per table, and compiled with `Function`:
+ * the same code as a hand-written mapper, where every property access and every call is at a
+ * place of its own, so V8 keeps each one monomorphic and inlines it. Mappers made of one closure
+ * per column share their code between columns, which makes every access megamorphic: measured
+ * on a job, 10× the cost of the hand-written parameters and 1.6× its row mapping. Names enter
+ * the source only as JSON string literals; the functions they call are passed in, never written.
+ */
+const quote = (name: string) => JSON.stringify(name)
+
+/** A record's parameters, in the order of `leaves`: a group that is null gives NULL for each of its columns. */
+const compileParams = (leaves: ReadonlyArray<Leaf>): (record: object) => Array<unknown> => {
+  const values = leaves.map(({ column, path }, i) => {
+    if (path.length > 2) throw new Error(`column ${column.name}: groups nest one level deep`)
+    const [first, second] = path as [string, string | undefined]
+    return second === undefined
+      ? `write[${i}](record[${quote(first)}])`
+      : `(record[${quote(first)}] == null ? null : write[${i}](record[${quote(first)}][${quote(second)}]))`
+  })
+  return new Function("write", `"use strict"; return (record) => [${values.join(", ")}]`)(leaves.map((leaf) => leaf.column.write))
 }
 
-/**
- * The mapper of a record (or a group) from a row whose column names carry `prefix`. Each field
- * is read by a closure made here, so a row costs one call per column and the record's props
- * object is filled in the description's order (one hidden-class chain for every row).
- */
-const readerOf = (fields: Fields<object>, make: (props: object) => unknown, prefix: string): (row: Row) => unknown => {
-  const keys: Array<string> = []
-  const reads: Array<(row: Row) => unknown> = []
-  for (const [key, field] of Object.entries(fields as Record<string, Field<unknown>>)) {
-    keys.push(key)
-    if (field._tag === "Column") {
-      const name = prefix + field.name
-      const read = field.read
-      reads.push((row) => {
-        const value = row[name]
-        return read(value === undefined ? null : value)
-      })
-    } else {
-      const inner = readerOf(field.fields, field.make, prefix)
-      const presentIf = field.presentIf === undefined ? undefined : prefix + field.presentIf
-      reads.push(presentIf === undefined ? inner : (row) => (row[presentIf] === null || row[presentIf] === undefined ? null : inner(row)))
-    }
+/** The mapper of a record from a row whose column names carry `prefix`. */
+const compileDecode = (fields: Fields<object>, make: (props: object) => unknown, prefix: string): (row: Row) => unknown => {
+  const reads: Array<(value: unknown) => unknown> = []
+  const makes: Array<(props: object) => unknown> = []
+  const source = (fields: Fields<object>, make: (props: object) => unknown, presentIf: string | undefined): string => {
+    const made = `make[${makes.push(make) - 1}]({ ${
+      Object.entries(fields as Record<string, Field<unknown>>).map(([key, field]) =>
+        `${quote(key)}: ${
+          field._tag === "Column"
+            ? `read[${reads.push(field.read) - 1}](row[${quote(prefix + field.name)}] ?? null)`
+            : source(field.fields, field.make, field.presentIf)
+        }`
+      ).join(", ")
+    } })`
+    return presentIf === undefined ? made : `(row[${quote(prefix + presentIf)}] == null ? null : ${made})`
   }
-  const count = keys.length
-  return (row) => {
-    const props: Record<string, unknown> = {}
-    for (let i = 0; i < count; i++) props[keys[i]!] = reads[i]!(row)
-    return make(props)
-  }
+  const body = source(fields, make, undefined)
+  return new Function("read", "make", `"use strict"; return (row) => ${body}`)(reads, makes)
 }
 
 /**
@@ -224,10 +223,8 @@ export const table = <P, A>(
   const columns = columnNames.join(", ")
   const values = placeholders.join(", ")
   const others = columnNames.filter((c) => !key.includes(c))
-  const writers = leaves.map(writerOf)
-  const width = writers.length
+  const width = leaves.length
   const make = (props: object) => new record(props as P, FROM_DATABASE)
-  const decode = readerOf(fields as Fields<object>, make, "") as (row: Row) => A
   const many = new Map<number, string>()
   return {
     name,
@@ -241,16 +238,12 @@ export const table = <P, A>(
     setExcluded: others.map((c) => `${c} = EXCLUDED.${c}`).join(", "),
     placeholder,
     width,
-    params: (value) => {
-      const out = new Array<unknown>(width)
-      for (let i = 0; i < width; i++) out[i] = writers[i]!(value as object)
-      return out
-    },
-    decode,
+    params: compileParams(leaves) as (record: A) => Array<unknown>,
+    decode: compileDecode(fields as Fields<object>, make, "") as (row: Row) => A,
     columnsOf: (alias) => columnNames.map((c) => `${alias}.${c}`).join(", "),
     joined: (alias) => ({
       columns: columnNames.map((c) => `${alias}.${c} AS ${alias}_${c}`).join(", "),
-      decode: readerOf(fields as Fields<object>, make, `${alias}_`) as (row: Row) => A
+      decode: compileDecode(fields as Fields<object>, make, `${alias}_`) as (row: Row) => A
     }),
     insertMany: (count) => {
       const kept = many.get(count)
