@@ -9,6 +9,7 @@ import { ConfigProvider, Effect, Layer, Option } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect } from "vitest"
 import { namingClient, postgresPoolLayer } from "../adapters/postgres/index.js"
+import { reusesShapes } from "../adapters/postgres/result-shapes.js"
 import { type HushConfig, loadConfig } from "../apps/runtime/config.js"
 import { persistenceLayer } from "../apps/runtime/layers.js"
 import { createDatabase, databaseUrl, dropDatabase, requirePostgres } from "./support/postgres.js"
@@ -112,6 +113,10 @@ describe("the pool's named statements", () => {
       await first.query("DROP TABLE IF EXISTS shaped")
       await Promise.all([first.end(), second.end()])
     }
+  })
+
+  it("the pinned node-postgres has the unexported fields whose result shapes are reused (result-shapes.ts)", () => {
+    expect(reusesShapes).toBe(true)
   })
 
   it.live("DATABASE_URL persistence names its statements unless DATABASE_PREPARED_STATEMENTS=off", () =>

@@ -8,7 +8,8 @@
  * Names come from one table per pool (`hush_0`, `hush_1`, … by statement text), so a name
  * always means the same text on every connection. At most `MAX_NAMED_STATEMENTS` texts are
  * named; further ones run unnamed, so a statement spelled with a varying number of
- * parameters cannot grow what every connection keeps without bound.
+ * parameters cannot grow what every connection keeps without bound. Each name's result shape
+ * is kept too (result-shapes.ts, the one place that touches node-postgres's unexported fields).
  *
  * `preparedStatements: false` turns naming off, for a pooler that cannot carry named
  * statements across its server connections (PgBouncer in transaction mode before 1.21, or
@@ -18,6 +19,7 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import { SqlError } from "@effect/sql/SqlError"
 import { Context, Duration, Effect, Layer } from "effect"
 import pg from "pg"
+import { namedStatementClass } from "./result-shapes.js"
 
 export const MAX_NAMED_STATEMENTS = 1_000
 
@@ -44,58 +46,6 @@ export type PostgresConnection =
 
 type Query = (this: pg.Client, config: unknown, values?: unknown, callback?: unknown) => unknown
 
-/** What node-postgres keeps, unexported, of a statement's row description (pg 8: lib/query.js, lib/result.js). */
-interface RowDescribed {
-  readonly name?: string
-  readonly callback?: unknown
-  _accumulateRows: boolean
-  readonly _result: { fields: ReadonlyArray<pg.FieldDef>; _parsers: unknown; _prebuiltEmptyResultObject: unknown; readonly command: unknown }
-  listeners(event: "row"): ReadonlyArray<unknown>
-}
-
-/** A named statement's result shape, as node-postgres builds it from the row description. */
-interface Shape {
-  readonly fields: ReadonlyArray<pg.FieldDef>
-  readonly parsers: unknown
-  readonly empty: unknown
-}
-
-const sameFields = (a: ReadonlyArray<pg.FieldDef>, b: ReadonlyArray<pg.FieldDef>) => {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) {
-    if (a[i]!.name !== b[i]!.name || a[i]!.dataTypeID !== b[i]!.dataTypeID || a[i]!.format !== b[i]!.format) return false
-  }
-  return true
-}
-
-type RowDescription = { readonly fields: ReadonlyArray<pg.FieldDef> }
-const describeRows = (pg.Query.prototype as unknown as { handleRowDescription(this: unknown, message: RowDescription): void }).handleRowDescription
-
-/**
- * A named statement that builds its result's shape (a parser per column and the empty row
- * every row is copied from) once per pool, not on every execution: node-postgres builds the
- * empty row as a dictionary-mode object and copies it, ~11 µs for a job's 35 columns (7 % of a
- * poll's CPU). The row description still arrives each time and is checked against the kept
- * one; a different one (the schema changed) is built and kept afresh.
- */
-const namedStatementClass = (shapes: Map<string, Shape>) =>
-  class NamedStatement extends pg.Query {
-    handleRowDescription(message: RowDescription) {
-      const self = this as unknown as RowDescribed
-      const shape = self.name === undefined ? undefined : shapes.get(self.name)
-      const result = self._result
-      if (shape === undefined || result.command !== null || !sameFields(shape.fields, message.fields)) {
-        describeRows.call(this, message)
-        if (self.name !== undefined) shapes.set(self.name, { fields: message.fields, parsers: result._parsers, empty: result._prebuiltEmptyResultObject })
-        return
-      }
-      result.fields = message.fields
-      result._parsers = shape.parsers
-      result._prebuiltEmptyResultObject = shape.empty
-      self._accumulateRows = self.callback !== undefined || self.listeners("row").length === 0
-    }
-  }
-
 /**
  * A `pg.Client` class whose text queries with parameters and a callback (how `@effect/sql-pg`
  * runs every statement) carry a name by their text (the first `max` texts); anything else
@@ -108,7 +58,7 @@ export const namingClient = (max = MAX_NAMED_STATEMENTS): typeof pg.Client => {
     if (name === undefined && names.size < max) names.set(text, name = `hush_${names.size}`)
     return name
   }
-  const NamedStatement = namedStatementClass(new Map())
+  const NamedStatement = namedStatementClass()
   const query: Query = pg.Client.prototype.query as Query
   class NamingClient extends pg.Client {}
   const named: Query = function(config, values, callback) {
