@@ -42,12 +42,16 @@ type RowDescription = { readonly fields: ReadonlyArray<pg.FieldDef> }
 const describeRows = (pg.Query.prototype as unknown as { handleRowDescription?(this: unknown, message: RowDescription): void })
   .handleRowDescription
 
-/** Whether this `pg` has the fields below, as 8.23.1 has them (checked once, on a statement never sent). */
+/**
+ * Whether this `pg` handles a row description as 8.23.1 does (its result's fields, parsers and
+ * empty row, then `_accumulateRows`): checked once, on a statement never sent.
+ */
 export const reusesShapes: boolean = (() => {
-  const probe = new pg.Query("SELECT 1") as unknown as Partial<QueryInternals>
-  const result = probe._result
-  return typeof describeRows === "function" && "_accumulateRows" in probe && result !== undefined &&
-    "_parsers" in result && "_prebuiltEmptyResultObject" in result && "fields" in result && result.command === null
+  if (typeof describeRows !== "function") return false
+  const source = String(describeRows)
+  const result = (new pg.Query("SELECT 1") as unknown as Partial<QueryInternals>)._result
+  return source.includes("addFields") && source.includes("_accumulateRows") && result !== undefined &&
+    "fields" in result && "_parsers" in result && "_prebuiltEmptyResultObject" in result && result.command === null
 })()
 
 const sameFields = (a: ReadonlyArray<pg.FieldDef>, b: ReadonlyArray<pg.FieldDef>) => {
