@@ -48,7 +48,7 @@ export interface Column<A> {
   readonly name: string
   /** Appended to the column's placeholder (`$8::jsonb`). */
   readonly cast: string
-  /** The row's value (never undefined) → the field's. */
+  /** The row's value → the field's. */
   readonly read: (value: unknown) => A
   /** The field's value → the statement's parameter. */
   readonly write: (value: A) => unknown
@@ -92,7 +92,7 @@ export const json = <A>(name: string, shape: { readonly read?: (parsed: unknown)
 export const orNull = <A>(inner: Column<A>): Column<A | null> =>
   column(
     inner.name,
-    (value) => (value === null ? null : inner.read(value)),
+    (value) => (value === null || value === undefined ? null : inner.read(value)),
     (value) => (value === null ? null : inner.write(value)),
     inner.cast
   )
@@ -187,7 +187,7 @@ const compileDecode = (fields: Fields<object>, make: (props: object) => unknown,
       Object.entries(fields as Record<string, Field<unknown>>).map(([key, field]) =>
         `${quote(key)}: ${
           field._tag === "Column"
-            ? `read[${reads.push(field.read) - 1}](row[${quote(prefix + field.name)}] ?? null)`
+            ? `read[${reads.push(field.read) - 1}](row[${quote(prefix + field.name)}])`
             : source(field.fields, field.make, field.presentIf)
         }`
       ).join(", ")
