@@ -196,16 +196,17 @@ export const PostgresFileRepo = Layer.effect(FileRepo, Effect.map(makeSql, (q) =
 
 // ──────────────────────────────────────────────────────────────── jobs
 
-const JOB_INSERT = `INSERT INTO jobs (${JOB_COLUMNS.replace(/\s+/g, " ")}) VALUES (${placeholders(35)})`
+const JOB_COLUMN_COUNT = columnList(JOB_COLUMNS).length
+const JOB_INSERT = `INSERT INTO jobs (${JOB_COLUMNS.replace(/\s+/g, " ")}) VALUES (${placeholders(JOB_COLUMN_COUNT)})`
 const JOB_UPDATE = `UPDATE jobs SET ${
   columnList(JOB_COLUMNS).slice(1).map((c, i) => `${c} = $${i + 2}`).join(", ")
 } WHERE id = $1 RETURNING 1`
 /**
  * …while no enabled endpoint of the job's account ($2) and mode ($3) subscribes to the event
- * ($36; core/rules/webhooks.ts `subscribes`). The SELECT's parameters take the columns' types.
+ * (the parameter after the columns; core/rules/webhooks.ts `subscribes`). The SELECT's parameters take the columns' types.
  */
-const JOB_INSERT_UNLESS_SUBSCRIBED = `INSERT INTO jobs (${JOB_COLUMNS.replace(/\s+/g, " ")}) SELECT ${placeholders(35)}
-  WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.account_id = $2 AND w.mode = $3 AND w.status = 'enabled' AND w.events ? $36)
+const JOB_INSERT_UNLESS_SUBSCRIBED = `INSERT INTO jobs (${JOB_COLUMNS.replace(/\s+/g, " ")}) SELECT ${placeholders(JOB_COLUMN_COUNT)}
+  WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.account_id = $2 AND w.mode = $3 AND w.status = 'enabled' AND w.events ? $${JOB_COLUMN_COUNT + 1})
   RETURNING 1`
 
 export const PostgresJobRepo = Layer.effect(JobRepo, Effect.map(makeSql, (q) => ({

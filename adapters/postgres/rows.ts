@@ -6,6 +6,7 @@
  * CHECK constraints (migrations/) hold the schema's rules, `int` refuses what is not a safe
  * integer, and the pass cost a poll ~6 % of its CPU (README, bench:api).
  */
+import { AudioReportRecord } from "../../core/domain/audio-report.js"
 import {
   AccountRecord, FileErrorRecord, FileRecord, HoldDraw, HoldRecord, IdempotencyRecord, JobErrorRecord,
   JobOutputRecord, JobPricing, JobRecord, KeyRecord, LedgerEntryRecord, LotRecord, MultipartState
@@ -121,7 +122,8 @@ export const JOB_COLUMNS = `id, account_id, mode, key_id, task, model, status, p
   input_storage_key, duration_seconds, billable_seconds, minimum_applied, unit_price_micros, pricing_version,
   estimated_micros, charged_micros, ledger_txn_id, output_format, output_bitrate_kbps, output_size_bytes,
   output_storage_key, output_deleted_at, error_code, error_message, attempts, lease_owner, lease_expires_at,
-  created_at, started_at, finished_at, option_strength, option_format, option_loudness`
+  created_at, started_at, finished_at, option_strength, option_format, option_loudness, report_input_loudness_lufs,
+  report_output_loudness_lufs, report_output_true_peak_dbtp, report_noise_reduction_db`
 
 export const toJob = (r: Row) =>
   new JobRecord({
@@ -156,7 +158,13 @@ export const toJob = (r: Row) =>
       bitrateKbps: int(r.output_bitrate_kbps, "output_bitrate_kbps"),
       sizeBytes: int(r.output_size_bytes, "output_size_bytes"),
       storageKey: str(r.output_storage_key),
-      deletedAt: intOrNull(r.output_deleted_at, "output_deleted_at")
+      deletedAt: intOrNull(r.output_deleted_at, "output_deleted_at"),
+      report: r.report_input_loudness_lufs === null ? null : new AudioReportRecord({
+        inputLoudnessLufs: float(r.report_input_loudness_lufs, "report_input_loudness_lufs"),
+        outputLoudnessLufs: float(r.report_output_loudness_lufs, "report_output_loudness_lufs"),
+        outputTruePeakDbtp: float(r.report_output_true_peak_dbtp, "report_output_true_peak_dbtp"),
+        noiseReductionDb: float(r.report_noise_reduction_db, "report_noise_reduction_db")
+      }, FROM_DATABASE)
     }, FROM_DATABASE),
     error: r.error_code === null
       ? null
@@ -176,7 +184,9 @@ export const jobParams = (j: JobRecord): ReadonlyArray<unknown> => [
   j.pricing.unitPriceMicros, j.pricing.pricingVersion, j.pricing.estimatedMicros, j.chargedMicros, j.ledgerTxnId,
   j.output?.format ?? null, j.output?.bitrateKbps ?? null, j.output?.sizeBytes ?? null, j.output?.storageKey ?? null,
   j.output?.deletedAt ?? null, j.error?.code ?? null, j.error?.message ?? null, j.attempts, j.leaseOwner,
-  j.leaseExpiresAt, j.createdAt, j.startedAt, j.finishedAt, j.options.strength, j.options.format, j.options.loudness
+  j.leaseExpiresAt, j.createdAt, j.startedAt, j.finishedAt, j.options.strength, j.options.format, j.options.loudness,
+  j.output?.report?.inputLoudnessLufs ?? null, j.output?.report?.outputLoudnessLufs ?? null,
+  j.output?.report?.outputTruePeakDbtp ?? null, j.output?.report?.noiseReductionDb ?? null
 ]
 
 // ─────────────────────────────────────────────────────────────── wallet

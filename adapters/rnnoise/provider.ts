@@ -5,6 +5,7 @@
  */
 import { availableParallelism } from "node:os"
 import { Duration, Effect, Layer, Option, Ref, Stream } from "effect"
+import type { AudioReportRecord } from "../../core/domain/audio-report.js"
 import { RNNOISE } from "../../core/domain/catalog.js"
 import { OUTPUT_FORMATS } from "../../core/domain/denoise-options.js"
 import { makeJobSteps } from "../../core/observability/steps.js"
@@ -56,6 +57,7 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
           // BlobStore.write accepts only storage errors from its body: a pipeline failure
           // travels through it as a BlobError and is recovered here.
           const failure = yield* Ref.make(Option.none<ProviderFailure>())
+          let report: AudioReportRecord | null = null
           // decode, denoise and encode overlap (one pulled stream): their spans are marked at
           // their edges inside the pipeline; the upload is the put that pulls them all.
           const attributes = { "hush.job_id": request.jobId, "hush.model": request.model }
@@ -73,7 +75,8 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
             warmupSeconds: options.warmupSeconds,
             maxInputSeconds: request.durationSeconds + DECODE_MARGIN_SECONDS,
             childLimits: { cpuSeconds: Math.ceil(deadlineMs / 1000), addressSpaceBytes: DEFAULT_ADDRESS_SPACE_BYTES },
-            steps
+            steps,
+            onReport: (measured) => { report = measured }
           }).pipe(
             Stream.catchTag("ProviderFailure", (error) =>
               Stream.fromEffect(Ref.set(failure, Option.some(error)).pipe(
@@ -92,7 +95,7 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
               onTimeout: () => new ProviderFailure({ message: `the built-in runner passed its deadline of ${Math.round(deadlineMs / 1000)} s`, retryable: false })
             })
           )
-          return { sizeBytes: written.sizeBytes }
+          return { sizeBytes: written.sizeBytes, report }
         }))
     }
   }))
