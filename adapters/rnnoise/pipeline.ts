@@ -18,7 +18,7 @@ import { type OutputFormat } from "../../core/domain/denoise-options.js"
 import { feed, firstError, spawnChild, unexpected } from "./child.js"
 import { encodeOutput } from "./encode.js"
 import { audioReport, LoudnessMeter } from "./loudness.js"
-import { Denoiser, FRAME_SIZE, LATENCY, SAMPLE_RATE } from "./engine.mjs"
+import { Denoiser, type EngineModel, FRAME_SIZE, LATENCY, SAMPLE_RATE } from "./engine.mjs"
 import { BufferBank, ChunkCutter, concatBytes, FloatFrames, isFloatPcm, parseWavHeader, recycle } from "./pcm.js"
 import type { ChunkPool } from "./pool.js"
 import { resampledLength, Resampler } from "./resample.js"
@@ -29,6 +29,8 @@ export interface PipelineOptions {
   readonly bitrateKbps: number
   /** Default 1 (the model alone); 0…1 a fixed dry/wet mix; null the adaptive default (mix.mjs). */
   readonly strength?: number | null | undefined
+  /** The engine's model; RNNoise by default. */
+  readonly model?: EngineModel | undefined
   /** Default mp3. */
   readonly format?: OutputFormat | undefined
   /** Integrated loudness target in LUFS; default null (level unchanged). */
@@ -252,9 +254,9 @@ const framesOf = (seconds: number) => Math.max(1, Math.round((seconds * SAMPLE_R
 type OnSamples = (samples: Float32Array) => void
 
 /** In this thread: one streaming denoiser per channel. */
-const denoiseInThread = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number, strength: number | null, onSamples: OnSamples) =>
+const denoiseInThread = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number, strength: number | null, model: EngineModel, onSamples: OnSamples) =>
   Stream.unwrapScoped(Effect.map(
-    Effect.acquireRelease(Effect.sync(() => new Denoiser(channels, strength)), (d) => Effect.sync(() => d.close())),
+    Effect.acquireRelease(Effect.sync(() => new Denoiser(channels, strength, undefined, undefined, model)), (d) => Effect.sync(() => d.close())),
     (denoiser) =>
       pcm.pipe(
         Stream.map((samples) => {
@@ -286,7 +288,7 @@ const denoiseInChunks = <E>(pcm: Stream.Stream<Float32Array, E>, channels: numbe
         return cutter.push(samples)
       }),
       Stream.concat(Stream.suspend(() => Stream.fromIterable(cutter.end()))),
-      Stream.mapEffect((task) => Effect.tap(pool.run({ ...task, strength }), (out) => bank.own(out.buffer)), { concurrency: pool.size })
+      Stream.mapEffect((task) => Effect.tap(pool.run({ ...task, strength, model: options.model ?? "rnnoise" }), (out) => bank.own(out.buffer)), { concurrency: pool.size })
     )
   })
 }
@@ -322,7 +324,7 @@ export const denoisePcm = <E>(pcm: Stream.Stream<Float32Array, E>, channels: num
   const denoised = withDenoiseStep(pcm, channels, options, (input, onSamples) =>
     options.pool !== undefined && options.pool.size > 1
       ? denoiseInChunks(input, channels, options.pool, options, onSamples)
-      : denoiseInThread(input, channels, options.strength === undefined ? 1 : options.strength, onSamples))
+      : denoiseInThread(input, channels, options.strength === undefined ? 1 : options.strength, options.model ?? "rnnoise", onSamples))
   const onProgress = options.onProgress
   if (onProgress === undefined) return denoised
   // With a loudness target, a second pass (gain, limiter, encoder) follows the denoising.
