@@ -45,14 +45,17 @@ beforeAll(async () => {
   await Promise.all([
     makeNoisySpeech(path("speech.wav"), { seconds: 12 }),
     makeNoisySpeech(path("stereo.wav"), { seconds: 10, channels: 2 }),
-    makeNoisySpeech(path("long.flac"), { seconds: LONG_SECONDS, codec: ["-c:a", "flac", "-f", "flac"] }),
+    // a minute made, then looped to 10 (stream copy into FLAC: seconds, not the minutes aevalsrc takes for 600 s)
+    makeNoisySpeech(path("minute.wav"), { seconds: 60 }).then(() =>
+      run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-stream_loop", String(LONG_SECONDS / 60 - 1),
+        "-i", path("minute.wav"), "-c:a", "flac", path("long.flac")])),
     (async () => {
       server = await startTestServer({ worker: true, workerOptions: { pollInterval: "100 millis" }, publicBaseUrl: proxy.url })
       proxy.setTarget(server.baseUrl)
     })()
   ])
   await Promise.all([withClicks(path("stereo.wav"), path("clicks48.wav"), 48_000), withClicks(path("stereo.wav"), path("clicks44.wav"), 44_100)])
-}, 180_000)
+}, 300_000)
 
 afterAll(async () => {
   await server?.close()
