@@ -71,7 +71,8 @@ const decodedInput = (input: string) => Effect.promise(() => decodeToFloat(path(
 
 /** Noise-only stretches ≥ 30 dB quieter, speech within 2 dB, in one channel; `y` is realigned by `lag`. */
 const expectDenoised = (x: Float32Array, y: Float32Array, lag: number) => {
-  const aligned = y.subarray(lag)
+  // a lag of a sample or two either way (the MP3's own blur): y moved back by it
+  const aligned = lag >= 0 ? y.subarray(lag) : new Float32Array(y.length - lag).fill(0, 0, -lag).map((v, i) => i < -lag ? 0 : y[i + lag]!)
   const { speech, noise } = spans(SECONDS)
   for (const [a, b] of noise) expect(levelDb(x, a, b) - levelDb(aligned, a, b), `noise ${a}–${b} s`).toBeGreaterThanOrEqual(30)
   for (const [a, b] of speech) expect(Math.abs(levelDb(x, a, b) - levelDb(aligned, a, b)), `speech ${a}–${b} s`).toBeLessThan(2)
@@ -120,7 +121,7 @@ describe("denoiseToOutput", () => {
         expect(Math.abs(lag - MP3_DELAY)).toBeLessThanOrEqual(10)
         expectDenoised(x, y, lag)
       }
-    })))
+    })), 90_000)
 
   it.live("chunks on worker threads join the single-thread output without seams", () =>
     Effect.scoped(Effect.gen(function*() {
@@ -199,7 +200,7 @@ describe("denoiseToOutput", () => {
       const { decoded } = yield* denoiseFile("late-index.mov", { durationSeconds: 36, pool }, runs)
       expect(runs.count).toBe(2) // once through the pipe, once into the temporary file
       expect(Math.abs(decoded.length / 2 / RATE - 36)).toBeLessThan(0.05)
-    })), 30_000)
+    })), 90_000) // 36 s of stereo through decoder, spool and pool: ~30 s on a loaded 2-core machine
 
   it.live("decoding stops at maxInputSeconds: a 12-second input allowed 3 seconds gives 3 seconds of output", () =>
     Effect.gen(function*() {
