@@ -59,7 +59,8 @@ class Stream {
     if (!this.state) throw new Error("GTCRN: could not create a model state")
     this.input = exports.k(BLOCK * 4)
     this.output = exports.k(BLOCK * 4)
-    this.fifoIn = new Float32Array(BLOCK)
+    // up to a block less one sample waits, then a frame arrives
+    this.fifoIn = new Float32Array(BLOCK + FRAME)
     this.filled = 0
     // the output queue, primed with silence
     this.fifoOut = new Float32Array(PRIME + 2 * BLOCK)
