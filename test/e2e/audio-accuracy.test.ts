@@ -116,7 +116,7 @@ const lagOf = (x: Float32Array, y: Float32Array, maxLag = 200) => {
   return best
 }
 
-describe.concurrent("loudness on live jobs: ±0.5 LU of the target, true peak ≤ −1 dBTP, on the delivered file", () => {
+describe("loudness on live jobs: ±0.5 LU of the target, true peak ≤ −1 dBTP, on the delivered file", () => {
   for (const format of FORMATS) {
     it(`${format}: −16 and −23 LUFS on 12 s, and on 10 minutes`, async () => {
       const longTarget = format === "mp3" || format === "flac" ? -16 : -23
