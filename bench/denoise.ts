@@ -15,6 +15,9 @@
  *
  *   npx tsx bench/denoise.ts [minutes…]     (default: 1 10 60)
  *   npx tsx bench/denoise.ts --variants-only [minutes]
+ *
+ * The model is RNNoise; HUSH_BENCH_MODEL=gtcrn measures GTCRN (xiaobin-rong/gtcrn) instead:
+ *   HUSH_BENCH_MODEL=gtcrn npm run bench:denoise -- 1 10
  */
 import { execFile, spawn } from "node:child_process"
 import { createReadStream } from "node:fs"
@@ -23,11 +26,13 @@ import { availableParallelism, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { Denoiser, SAMPLE_RATE } from "../adapters/rnnoise/engine.mjs"
+import { Denoiser, type EngineModel, SAMPLE_RATE } from "../adapters/rnnoise/engine.mjs"
 import { FloatFrames } from "../adapters/rnnoise/pcm.js"
 import { makeNoisySpeech } from "../test/support/audio-fixtures.js"
 
 const run = promisify(execFile)
+/** The engine's model under test (children inherit it through the environment). */
+const MODEL: EngineModel = process.env.HUSH_BENCH_MODEL === "gtcrn" ? "gtcrn" : "rnnoise"
 
 type Case = "compute" | "pipeline-1" | "pipeline-all" | `variant:${string}`
 
@@ -67,7 +72,7 @@ const computeOnly = async (path: string) => {
   const decoder = spawn("ffmpeg", ["-hide_banner", "-loglevel", "error", "-nostdin", "-i", path, "-f", "f32le", "-ac", "1",
     "-ar", String(SAMPLE_RATE), "pipe:1"], { stdio: ["ignore", "pipe", "inherit"] })
   const frames = new FloatFrames(1)
-  const denoiser = new Denoiser(1)
+  const denoiser = new Denoiser(1, 1, undefined, undefined, MODEL)
   let busy = 0
   for await (const bytes of decoder.stdout as AsyncIterable<Uint8Array>) {
     const samples = frames.push(bytes)
@@ -96,7 +101,7 @@ const pipeline = async (path: string, seconds: number, threads: number, variant:
     let bytes = 0
     yield* Stream.runForEach(
       denoiseToOutput(fileStream, {
-        bitrateKbps: 192, durationSeconds: seconds, pool, format: variant.format, loudness: variant.loudness, strength: variant.strength
+        bitrateKbps: 192, durationSeconds: seconds, pool, format: variant.format, loudness: variant.loudness, strength: variant.strength, model: MODEL
       }),
       (chunk) => Effect.sync(() => void (bytes += chunk.length))
     )
@@ -153,7 +158,7 @@ const variants = async (dir: string, minutes: number) => {
     rows.push(`| ${minutes} min | ${variant.name} | ${speed.toFixed(1)} (${(speed / base).toFixed(2)}) | ${(result.seconds / result.cpuSeconds).toFixed(1)} + ffmpeg ${(result.childCpuSeconds / result.seconds * 100).toFixed(1)} % | ${result.maxRssMb.toFixed(0)} |`)
   }
   await rm(path)
-  console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
+  console.log(`model: ${MODEL}; load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
   console.log(`| input | variant | pipeline ${availableParallelism()} threads ×RT (÷ first) | audio ÷ Node CPU, + ffmpeg CPU | peak RSS MB |\n|---|---|---|---|---|`)
   for (const row of rows) console.log(row)
 }
@@ -189,7 +194,7 @@ const main = async (minutesList: ReadonlyArray<number>, variantsOnly: boolean) =
       "1 thread: audio ÷ Node CPU, + ffmpeg CPU", `${threads} threads: audio ÷ Node CPU, + ffmpeg CPU`,
       "peak RSS MB: compute / 1 thread / all"
     ]
-    console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
+    console.log(`model: ${MODEL}; load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
     console.log(`| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`)
     for (const row of rows) console.log(`| ${row.join(" | ")} |`)
     await variants(dir, minutesList[0] ?? 1)

@@ -10,6 +10,7 @@ import {
   accounts, apiKeys, creditHolds, creditLots, files, idempotencyKeys, jobs, ledgerEntries
 } from "../adapters/postgres/rows.js"
 import { group, int, json, orNull, statement, table, type Table, text } from "../adapters/postgres/table.js"
+import { AudioReportRecord } from "../core/domain/audio-report.js"
 import { HoldDraw } from "../core/domain/records.js"
 import {
   fileError, jobError, jobOutput, makeAccount, makeFile, makeHold, makeIdempotency, makeJob, makeKey, makeLedgerEntry,
@@ -50,6 +51,8 @@ describe("a table's description", () => {
       [files, makeFile({ error: fileError(), multipart: multipart(), durationSeconds: 2.5 })],
       [jobs, makeJob()],
       [jobs, makeJob({ output: jobOutput(), chargedMicros: 300, keyId: null })],
+      // a group inside a group: the output's report
+      [jobs, makeJob({ output: jobOutput({ report: new AudioReportRecord({ inputLoudnessLufs: -23.4, outputLoudnessLufs: -16, outputTruePeakDbtp: -1.3, noiseReductionDb: 31.2 }) }) })],
       [jobs, makeJob({ error: jobError() })],
       [creditLots, makeLot()],
       [creditHolds, makeHold({ draws: [new HoldDraw({ lotId: "lot_a", micros: 5 }), new HoldDraw({ lotId: "lot_b", micros: 7 })] })],

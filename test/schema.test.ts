@@ -118,6 +118,7 @@ describe("other bounds", () => {
       input: { file: "file_1", duration_seconds: 12.5 },
       options: { strength: null, output: { format: "mp3", loudness: null } },
       output: null,
+      report: null,
       cost: { estimated_micros: 1300, charged_micros: null, display: "$0.0013" },
       receipt: {
         billable_seconds: 13,

@@ -23,6 +23,7 @@ import jobOptions from "./migrations/0007_job_options.js"
 import payments from "./migrations/0008_payments.js"
 import webhooks from "./migrations/0009_webhooks.js"
 import authChanges from "./migrations/0010_auth_changes.js"
+import jobReport from "./migrations/0011_job_report.js"
 
 export const MIGRATIONS_TABLE = "effect_sql_migrations"
 
@@ -35,7 +36,8 @@ export const MIGRATIONS: Record<string, Effect.Effect<unknown, unknown, SqlClien
   "0007_job_options": jobOptions,
   "0008_payments": payments,
   "0009_webhooks": webhooks,
-  "0010_auth_changes": authChanges
+  "0010_auth_changes": authChanges,
+  "0011_job_report": jobReport
 }
 
 for (const key of Object.keys(MIGRATIONS)) {

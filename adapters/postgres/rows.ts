@@ -2,6 +2,7 @@
  * The core repositories' tables, each described once (table.ts): a field per record property,
  * in the record's order, naming its column. A new column is one line here (and its migration).
  */
+import { AudioReportRecord } from "../../core/domain/audio-report.js"
 import {
   AccountRecord, FileErrorRecord, FileRecord, HoldDraw, HoldRecord, IdempotencyRecord, JobErrorRecord,
   JobOutputRecord, JobPricing, JobRecord, KeyRecord, LedgerEntryRecord, LotRecord, MultipartState
@@ -88,7 +89,13 @@ export const jobs = table("jobs", JobRecord, {
     bitrateKbps: int("output_bitrate_kbps"),
     sizeBytes: int("output_size_bytes"),
     storageKey: text("output_storage_key"),
-    deletedAt: orNull(int("output_deleted_at"))
+    deletedAt: orNull(int("output_deleted_at")),
+    report: group(AudioReportRecord, {
+      inputLoudnessLufs: float("report_input_loudness_lufs"),
+      outputLoudnessLufs: float("report_output_loudness_lufs"),
+      outputTruePeakDbtp: float("report_output_true_peak_dbtp"),
+      noiseReductionDb: float("report_noise_reduction_db")
+    }, "report_input_loudness_lufs")
   }, "output_storage_key"),
   error: group(JobErrorRecord, { code: text("error_code"), message: text("error_message") }, "error_code"),
   attempts: int("attempts"),

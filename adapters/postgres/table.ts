@@ -168,12 +168,11 @@ const quote = (name: string) => JSON.stringify(name)
 
 /** A record's parameters, in the order of `leaves`: a group that is null gives NULL for each of its columns. */
 const compileParams = (leaves: ReadonlyArray<Leaf>): (record: object) => Array<unknown> => {
-  const values = leaves.map(({ column, path }, i) => {
-    if (path.length > 2) throw new Error(`column ${column.name}: groups nest one level deep`)
-    const [first, second] = path as [string, string | undefined]
-    return second === undefined
-      ? `write[${i}](record[${quote(first)}])`
-      : `(record[${quote(first)}] == null ? null : write[${i}](record[${quote(first)}][${quote(second)}]))`
+  const values = leaves.map(({ path }, i) => {
+    // record["output"] == null ? null : record["output"]["report"] == null ? null : write[i](…["report"]["x"])
+    const access = (n: number) => `record${path.slice(0, n).map((key) => `[${quote(key)}]`).join("")}`
+    const guards = path.slice(0, -1).map((_, n) => `${access(n + 1)} == null ? null : `).join("")
+    return `(${guards}write[${i}](${access(path.length)}))`
   })
   return new Function("write", `"use strict"; return (record) => [${values.join(", ")}]`)(leaves.map((leaf) => leaf.column.write))
 }

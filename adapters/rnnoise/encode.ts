@@ -1,13 +1,16 @@
 /**
  * Denoised PCM → the output format, with an optional loudness target (decisions.md, Denoise
- * options). Memory stays bounded whatever the length:
- *   - MP3 and Ogg Opus stream out of the encoder as they are made;
- *   - WAV and FLAC are written to a temporary file first, so that the encoder can finish
- *     their headers (a piped WAV says "size unknown", a piped FLAC has no length): a player
- *     shows their duration and seeks in them;
+ * options: Accuracy, Alignment, Report). Memory stays bounded whatever the length:
+ *   - Ogg Opus streams out of the encoder as it is made;
+ *   - WAV, FLAC and MP3 are written to a temporary file first, so that their headers can hold
+ *     what is known only at the end: a WAV's and a FLAC's length, an MP3's gapless header
+ *     (mp3-tag.ts: its encoder delay and padding give a decoder the input's exact length);
  *   - a loudness target needs the whole recording measured before its one gain is known: the
- *     denoised audio is spooled to a temporary FLAC (24-bit) while ffmpeg's `ebur128` measures
- *     it, then read back through that gain and a true-peak limiter into the encoder.
+ *     denoised audio is spooled to a temporary FLAC (24-bit) while it is measured here
+ *     (loudness.ts: loudness, and what the limiter will take at any gain), then read back
+ *     through that gain and a true-peak limiter with lookahead into the encoder;
+ *   - a 44.1 kHz input's output is brought back to 44.1 kHz here (resample.ts), to exactly the
+ *     input's length; the output's loudness, true peak and noise floor are measured on the way.
  */
 import { createReadStream } from "node:fs"
 import { mkdtemp, open, rm, writeFile } from "node:fs/promises"
@@ -19,8 +22,12 @@ import { OUTPUT_FORMATS, type OutputFormat, TRUE_PEAK_CEILING_DBTP } from "../..
 import type { StepSpan } from "../../core/observability/steps.js"
 import type { ChildLimits } from "../ffmpeg/process.js"
 import { type Child, feed, firstError, spawnChild, unexpected } from "./child.js"
-import { encodeMp3, encodesInProcess } from "./mp3.js"
 import { SAMPLE_RATE } from "./engine.mjs"
+import { Limiter, LimiterStats, LoudnessMeter, type Measured, solveGain } from "./loudness.js"
+import { infoFrame, infoFrameBytes, Mp3Frames } from "./mp3-tag.js"
+import { encodeMp3, encodesInProcess } from "./mp3.js"
+import { FloatFrames } from "./pcm.js"
+import { Resampler } from "./resample.js"
 
 export interface EncodeOptions {
   readonly format: OutputFormat
@@ -30,10 +37,16 @@ export interface EncodeOptions {
   readonly audioSeconds: number
   /** Integrated loudness target in LUFS, or null: the level is left as it is. */
   readonly loudness: number | null
+  /** The output's sample rate: 48 kHz, or 44.1 kHz for a 44.1 kHz input (never for Opus). */
+  readonly outputRate: number
+  /** The output's exact length in sample frames at `outputRate`: the input's, asked once the input has ended. */
+  readonly outputFrames: () => number
   readonly ffmpegPath: string
   readonly childLimits: ChildLimits
-  /** Called with `recycle`-able byte chunks once the encoder (or spool) has them. */
+  /** Called with `recycle`-able chunks once they have been read (the encoder, the spool or a resampler has them). */
   readonly onWritten?: ((bytes: Uint8Array) => void) | undefined
+  /** Called once the output is complete: what was measured on the audio given to the encoder, and the gain applied. */
+  readonly onMeasured?: ((output: Measured, gainDb: number) => void) | undefined
   /** The `job.encode` step: from the first encoder's start (the loudness measurement's, if any) to the output's last byte made. */
   readonly step?: StepSpan | undefined
 }
@@ -44,12 +57,11 @@ const QUIET = ["-hide_banner", "-nostats", "-loglevel", "error"]
 const ENCODED_CHUNK_BYTES = 64 * 1024
 
 /**
- * The limiter works on 4× oversampled audio (so that it sees the peaks between samples) a
- * little under the ceiling: resampling back and, for lossy formats, the encoder's own ripple
- * can each add a few tenths of a dB (measured in test/e2e/denoise-options.test.ts).
+ * Where the limiter holds the true peak, under the −1 dBTP ceiling: our 4× oversampled
+ * estimate may read a little under ffmpeg's meter, a resampling to 44.1 kHz may add a few
+ * hundredths, and a lossy encoder's ripple a few tenths (measured: test/e2e/denoise-options.test.ts).
  */
-const LIMIT_MARGIN_DB: { readonly [format in OutputFormat]: number } = { mp3: 1.0, opus: 1.0, wav: 0.5, flac: 0.5 }
-const OVERSAMPLED_RATE = 4 * SAMPLE_RATE
+const LIMIT_MARGIN_DB: { readonly [format in OutputFormat]: number } = { mp3: 1.0, opus: 1.0, wav: 0.3, flac: 0.3 }
 
 /**
  * To a pipe ffmpeg flushes after every packet by default: an MP3 came out in one read per
@@ -59,39 +71,21 @@ const OVERSAMPLED_RATE = 4 * SAMPLE_RATE
  */
 const NO_PACKET_FLUSH = ["-flush_packets", "0"]
 
-/** The streamed formats. */
-const codecArgs = (format: "mp3" | "opus", mp3BitrateKbps: number): ReadonlyArray<string> =>
-  format === "mp3"
-    ? ["-c:a", "libmp3lame", "-b:a", `${mp3BitrateKbps}k`, ...NO_PACKET_FLUSH, "-f", "mp3"]
-    : ["-c:a", "libopus", "-b:a", `${OUTPUT_FORMATS.opus.bitrateKbps}k`, "-f", "ogg"]
+/** The Ogg Opus stream (at 48 kHz: Opus has no 44.1 kHz mode; its pre-skip and last granule position make its length exact). */
+const OPUS_ARGS = ["-c:a", "libopus", "-b:a", `${OUTPUT_FORMATS.opus.bitrateKbps}k`, "-f", "ogg"]
+/** Bare MP3 frames: no ID3 tag in front, so that the gapless header (mp3-tag.ts) is the first frame. */
+const mp3Args = (kbps: number) => ["-c:a", "libmp3lame", "-b:a", `${kbps}k`, "-id3v2_version", "0", "-write_xing", "0", ...NO_PACKET_FLUSH, "-f", "mp3"]
 
-/** Formats whose header tells the length: written to a temporary file whose header is completed at the end. */
-const needsSeekableOutput = (format: OutputFormat) => format === "wav" || format === "flac"
+/**
+ * LAME scales what it encodes by −0.26 dB (measured on a sine and on noise, 44.1 and 48 kHz,
+ * both our encoders; decoded by ffmpeg): an MP3 is fed this much louder, so that its level is
+ * the one measured here (the level left as it was, or the loudness target).
+ */
+const ENCODER_GAIN_DB: { readonly [format in OutputFormat]: number } = { mp3: -0.26, opus: 0, wav: 0, flac: 0 }
 
-/** The one gain that brings `measured` LUFS to `target`; none for silence (ebur128 reports −70). */
-export const loudnessGainDb = (measured: number, target: number): number =>
-  Number.isFinite(measured) && measured > -70 ? target - measured : 0
+const pcmInput = (channels: number, rate: number) => ["-f", "f32le", "-ar", String(rate), "-ac", String(channels), "-i", "pipe:0"]
 
-/** `ebur128`'s summary: "Integrated loudness: … I: -23.4 LUFS". */
-export const parseIntegratedLoudness = (stderr: string): number | undefined => {
-  const summary = stderr.slice(stderr.lastIndexOf("Summary:"))
-  const match = /I:\s+(-?(?:\d+(?:\.\d+)?|inf))\s+LUFS/.exec(summary)
-  if (match === null) return undefined
-  return match[1] === "-inf" ? -Infinity : Number(match[1])
-}
-
-/** After the gain, peaks are held under the ceiling on the oversampled signal. */
-const levelFilter = (gainDb: number, format: OutputFormat) => {
-  const limit = 10 ** ((TRUE_PEAK_CEILING_DBTP - LIMIT_MARGIN_DB[format]) / 20)
-  return [
-    `volume=${gainDb.toFixed(2)}dB:precision=float`,
-    `aresample=${OVERSAMPLED_RATE}`,
-    `alimiter=limit=${limit.toFixed(5)}:attack=1:release=100:level=false:latency=true`,
-    `aresample=${SAMPLE_RATE}`
-  ].join(",")
-}
-
-const pcmInput = (channels: number) => ["-f", "f32le", "-ar", String(SAMPLE_RATE), "-ac", String(channels), "-i", "pipe:0"]
+const asBytes = (samples: Float32Array) => new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength)
 
 /**
  * Runs one ffmpeg child fed with `samples` whose stdout goes to `path` (written here: the
@@ -127,8 +121,8 @@ const checkExit = (ffmpeg: string, child: Pick<Child, "outcome" | "stderr">, wha
 const fileStream = (path: string): Stream.Stream<Uint8Array> =>
   NodeStream.fromReadable<Error, Uint8Array>(() => createReadStream(path), (error) => error as Error).pipe(Stream.orDie)
 
-/** A canonical 44-byte header for 16-bit PCM at 48 kHz. */
-export const wavHeader = (channels: number, dataBytes: number): Uint8Array => {
+/** A canonical 44-byte header for 16-bit PCM. */
+export const wavHeader = (channels: number, dataBytes: number, rate: number = SAMPLE_RATE): Uint8Array => {
   if (dataBytes > 0xffff_ffff - 36) throw new Error("the audio is too long for a WAV file")
   const header = new Uint8Array(44)
   const view = new DataView(header.buffer)
@@ -140,8 +134,8 @@ export const wavHeader = (channels: number, dataBytes: number): Uint8Array => {
   view.setUint32(16, 16, true)
   view.setUint16(20, 1, true) // PCM
   view.setUint16(22, channels, true)
-  view.setUint32(24, SAMPLE_RATE, true)
-  view.setUint32(28, SAMPLE_RATE * channels * 2, true)
+  view.setUint32(24, rate, true)
+  view.setUint32(28, rate * channels * 2, true)
   view.setUint16(32, channels * 2, true)
   view.setUint16(34, 16, true)
   ascii(36, "data")
@@ -174,86 +168,167 @@ const tempDir = Effect.acquireRelease(
   (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
 )
 
-/** Counts the bytes that go through. */
-const counted = <E>(samples: Stream.Stream<Uint8Array, E>, count: { bytes: number }) =>
-  Stream.map(samples, (bytes) => {
-    count.bytes += bytes.length
-    return bytes
+/** Reads a finished file back as the output, after writing `head` (a header completed at the end) at its start. */
+const patchAndStream = (path: string, head: Uint8Array) =>
+  Effect.map(Effect.promise(async () => {
+    const file = await open(path, "r+")
+    try {
+      await file.write(head, 0, head.length, 0)
+    } finally {
+      await file.close()
+    }
+  }), () => fileStream(path))
+
+/** The decoded spool (f32 PCM at 48 kHz) as whole sample frames. */
+const readSpool = (ffmpeg: string, path: string, channels: number, options: EncodeOptions): Stream.Stream<Float32Array> =>
+  Stream.unwrapScoped(Effect.map(
+    spawnChild(ffmpeg, [...QUIET, "-nostdin", "-protocol_whitelist", "file", "-i", `file:${path}`, "-c:a", "pcm_f32le", "-f", "f32le", "pipe:1"], options.childLimits),
+    (child) => {
+      const frames = new FloatFrames(channels)
+      return child.stdout.pipe(
+        Stream.map((bytes) => frames.push(bytes)),
+        Stream.filter((samples) => samples.length > 0),
+        Stream.concat(Stream.drain(Stream.fromEffect(checkExit(ffmpeg, child, "spool decoder"))))
+      )
+    }
+  ))
+
+/**
+ * The stages in this process between the denoised audio and the encoder: the output's meter
+ * (report), then the conversion to the output's rate, to exactly `outputFrames` frames.
+ */
+const toOutputRate = <E>(samples: Stream.Stream<Float32Array, E>, channels: number, meter: LoudnessMeter, options: EncodeOptions) =>
+  Stream.suspend(() => {
+    const resampler = options.outputRate === SAMPLE_RATE ? undefined : new Resampler(channels, SAMPLE_RATE, options.outputRate)
+    const makeUp = 10 ** (-ENCODER_GAIN_DB[options.format] / 20)
+    const compensate = (chunk: Float32Array) => {
+      if (makeUp !== 1) for (let i = 0; i < chunk.length; i++) chunk[i]! *= makeUp
+      return chunk
+    }
+    return samples.pipe(
+      Stream.map((chunk) => {
+        meter.push(chunk)
+        if (resampler === undefined) return compensate(chunk)
+        const out = resampler.push(chunk)
+        options.onWritten?.(asBytes(chunk))
+        return compensate(out)
+      }),
+      Stream.concat(Stream.suspend(() => resampler === undefined ? Stream.empty : Stream.make(compensate(resampler.end(options.outputFrames()))))),
+      Stream.filter((chunk) => chunk.length > 0)
+    )
   })
 
 /**
- * The encoded output of `samples` (interleaved f32 PCM at 48 kHz, as bytes). The stream's own
- * failures (E) pass through; a failing or killed encoder is a defect.
+ * The encoded output of `samples` (interleaved f32 PCM at 48 kHz, the denoised audio). The
+ * stream's own failures (E) pass through; a failing or killed encoder is a defect.
  */
-export const encodeOutput = <E>(samples: Stream.Stream<Uint8Array, E>, channels: number, options: EncodeOptions): Stream.Stream<Uint8Array, E> =>
+export const encodeOutput = <E>(samples: Stream.Stream<Float32Array, E>, channels: number, options: EncodeOptions): Stream.Stream<Uint8Array, E> =>
   Stream.unwrapScoped(Effect.gen(function*() {
     const ffmpeg = options.ffmpegPath
     const format = options.format
-    const fed = { bytes: 0 }
-    const frames = () => fed.bytes / (4 * channels)
+    const rate = format === "opus" ? SAMPLE_RATE : options.outputRate
+    const settings = { ...options, outputRate: rate }
+    const meter = new LoudnessMeter(channels)
+    let gainDb = 0
+    let fed = 0
     options.step?.open()
     const closeStep = (exit?: Exit.Exit<unknown, unknown>) =>
-      options.step?.close({ "hush.format": format, "hush.audio_seconds": frames() / SAMPLE_RATE, "hush.pcm_bytes": fed.bytes }, exit)
-    const dir = needsSeekableOutput(format) || options.loudness !== null ? yield* tempDir : ""
+      options.step?.close({ "hush.format": format, "hush.audio_seconds": fed / SAMPLE_RATE, "hush.sample_rate": rate }, exit)
+    const measured = () => options.onMeasured?.(meter.result(), gainDb)
+    const dir = yield* tempDir
 
-    // The encoder's input: the denoised PCM itself, or the spool read back through the gain.
-    let input: { readonly args: ReadonlyArray<string>; readonly samples: Stream.Stream<Uint8Array, E> }
+    // The level stage: nothing, or (a loudness target) the spool measured, then read back through gain and limiter.
+    let level: Stream.Stream<Float32Array, E>
+    const counted = Stream.map(samples, (chunk) => {
+      fed += chunk.length / channels
+      return chunk
+    })
     if (options.loudness === null) {
-      input = { args: pcmInput(channels), samples: counted(samples, fed) }
+      level = counted
     } else {
       const spool = join(dir, "spool.flac")
-      const { stderr } = yield* runToFile(ffmpeg, [
-        "-hide_banner", "-nostats", "-loglevel", "info", ...pcmInput(channels),
-        "-af", "ebur128=peak=true:framelog=verbose",
+      const stats = new LimiterStats()
+      const analysis = new LoudnessMeter(channels, stats)
+      yield* runToFile(ffmpeg, [
+        ...QUIET, ...pcmInput(channels, SAMPLE_RATE),
         "-c:a", "flac", "-sample_fmt", "s32", "-compression_level", "0", ...NO_PACKET_FLUSH, "-f", "flac", "pipe:1"
-      ], counted(samples, fed), spool, 0, options, "loudness measurement")
-      const measured = parseIntegratedLoudness(stderr)
-      if (measured === undefined) return yield* Effect.dieMessage(`ebur128 reported no integrated loudness: ${stderr.slice(-300)}`)
-      input = {
-        args: [
-          "-nostdin", "-protocol_whitelist", "file", "-i", `file:${spool}`,
-          // resampling twice may add or drop a sample: exactly as many as were denoised
-          "-af", `${levelFilter(loudnessGainDb(measured, options.loudness), format)},apad=whole_len=${frames()},atrim=end_sample=${frames()}`
-        ],
-        samples: Stream.empty
-      }
+      ], Stream.map(counted, (chunk) => {
+        analysis.push(chunk)
+        return asBytes(chunk)
+      }), spool, 0, options, "loudness spool")
+      const ceiling = TRUE_PEAK_CEILING_DBTP - LIMIT_MARGIN_DB[format]
+      gainDb = solveGain(stats, analysis.result().integratedLufs, options.loudness, ceiling)
+      const limiter = new Limiter(channels, gainDb, ceiling)
+      level = readSpool(ffmpeg, spool, channels, options).pipe(
+        Stream.map((chunk) => limiter.push(chunk)),
+        Stream.concat(Stream.sync(() => limiter.end())),
+        Stream.filter((chunk) => chunk.length > 0)
+      )
     }
+    const pcm = Stream.map(toOutputRate(level, channels, meter, settings), asBytes)
 
     if (format === "wav" || format === "flac") {
       const path = join(dir, `output.${format}`)
       const header = format === "wav" ? 44 : 0
       const codec = format === "wav" ? ["-c:a", "pcm_s16le", "-f", "s16le"] : ["-c:a", "flac", "-sample_fmt", "s16", ...NO_PACKET_FLUSH, "-f", "flac"]
       if (header > 0) yield* Effect.promise(() => writeFile(path, new Uint8Array(header), { mode: 0o600 }))
-      const { written } = yield* runToFile(ffmpeg, [...QUIET, ...input.args, ...codec, "pipe:1"], input.samples, path, header, options, `${format} encoder`)
+      const { written } = yield* runToFile(ffmpeg, [...QUIET, ...pcmInput(channels, rate), ...codec, "pipe:1"], pcm, path, header, options, `${format} encoder`)
       if (format === "wav") {
         yield* Effect.promise(async () => {
           const file = await open(path, "r+")
           try {
-            await file.write(wavHeader(channels, written), 0, 44, 0)
+            await file.write(wavHeader(channels, written, rate), 0, 44, 0)
           } finally {
             await file.close()
           }
         })
       } else {
-        yield* patchFlacLength(path, frames())
+        yield* patchFlacLength(path, options.outputFrames())
       }
+      measured()
       closeStep()
       return fileStream(path)
     }
-    const kbps = options.mp3BitrateKbps
-    if (format === "mp3" && options.loudness === null && encodesInProcess(kbps, channels, options.audioSeconds)) {
-      return encodeMp3(input.samples, channels, kbps, options.onWritten).pipe(
-        Stream.ensuringWith((exit) => Effect.sync(() => closeStep(exit)))
+    if (format === "mp3") {
+      const kbps = options.mp3BitrateKbps
+      const path = join(dir, "output.mp3")
+      const reserved = infoFrameBytes(kbps, rate)
+      const frames = new Mp3Frames()
+      const encoded = encodesInProcess(kbps, channels, options.audioSeconds)
+        ? encodeMp3(pcm, channels, kbps, options.onWritten, rate as 44100 | 48000)
+        : yield* encoderStream(ffmpeg, [...QUIET, ...pcmInput(channels, rate), ...mp3Args(kbps), "pipe:1"], pcm, options, "mp3 encoder")
+      yield* Effect.acquireUseRelease(
+        Effect.promise(() => open(path, "w", 0o600)),
+        (file) => Stream.runForEach(encoded, (bytes) => Effect.promise(async () => {
+          frames.push(bytes)
+          await file.write(bytes, 0, bytes.length, reserved + frames.bytes - bytes.length)
+        })),
+        (file) => Effect.promise(() => file.close())
       )
+      if (frames.firstHeader === undefined) return yield* Effect.dieMessage("the MP3 encoder wrote no frame")
+      const tag = infoFrame({
+        firstHeader: frames.firstHeader, frames: frames.frames, audioBytes: frames.bytes, musicCrc: frames.crc,
+        samples: options.outputFrames(), kbps
+      })
+      if (tag.length !== reserved) return yield* Effect.dieMessage(`the MP3 tag frame is ${tag.length} bytes, ${reserved} were reserved`)
+      measured()
+      closeStep()
+      return yield* patchAndStream(path, tag)
     }
-    const encoder = yield* spawnChild(ffmpeg, [...QUIET, ...input.args, ...codecArgs(format, options.mp3BitrateKbps), "pipe:1"], options.childLimits, {
-      stdoutChunkBytes: ENCODED_CHUNK_BYTES
-    })
-    const feeder = yield* Effect.forkScoped(feed(encoder.stdin, input.samples, options.onWritten))
+    const stream = yield* encoderStream(ffmpeg, [...QUIET, ...pcmInput(channels, rate), ...OPUS_ARGS, "pipe:1"], pcm, options, "opus encoder")
+    return stream.pipe(Stream.ensuringWith((exit) => Effect.sync(() => {
+      if (exit._tag === "Success") measured()
+      closeStep(exit)
+    })))
+  }))
+
+/** An encoder child fed with `pcm`: its output, ending once it exited well. */
+const encoderStream = <E>(ffmpeg: string, args: ReadonlyArray<string>, pcm: Stream.Stream<Uint8Array, E>, options: EncodeOptions, what: string) =>
+  Effect.gen(function*() {
+    const encoder = yield* spawnChild(ffmpeg, args, options.childLimits, { stdoutChunkBytes: ENCODED_CHUNK_BYTES })
+    const feeder = yield* Effect.forkScoped(feed(encoder.stdin, pcm, options.onWritten))
     // The output ends once the encoder has written everything and its input side ended well.
     return Stream.merge(encoder.stdout, Stream.drain(Stream.fromEffect(Fiber.join(feeder)))).pipe(
-      Stream.concat(Stream.drain(Stream.fromEffect(checkExit(ffmpeg, encoder, `${format} encoder`).pipe(
-        Effect.onExit((exit) => Effect.sync(() => closeStep(exit)))
-      ))))
+      Stream.concat(Stream.drain(Stream.fromEffect(checkExit(ffmpeg, encoder, what))))
     )
-  }))
+  })

@@ -5,9 +5,13 @@ export declare const SAMPLE_RATE: 48000
 export declare const FRAME_SIZE: 480
 /** Output lags input by this many samples with the newer weights (measured in test/rnnoise-engine.test.ts). */
 export declare const MODEL_DELAY: 960
+/** The models the engine runs: RNNoise (newer weights) and GTCRN (gtcrn.mjs). */
+export type EngineModel = "rnnoise" | "gtcrn"
+/** Each model's delay in samples, a whole number of frames. */
+export declare const MODEL_DELAYS: { readonly [model in EngineModel]: number }
 /** The hum stage's look-ahead (hum.mjs): what RNNoise gets is delayed by this much (0.6 s). */
 export declare const HUM_DELAY: number
-/** Output lags input inside a Denoiser by this much (trimmed: its output is aligned with its input). */
+/** Output lags input inside a Denoiser by at most this much, whatever the model (trimmed: its output is aligned with its input). */
 export declare const LATENCY: number
 
 /** The low-level API of the Emscripten module, as used here. */
@@ -24,6 +28,8 @@ export interface RnnoiseModule {
 
 /** The thread's WebAssembly instance, built on first use (about 15 ms). */
 export declare const rnnoiseModule: () => RnnoiseModule
+/** The thread's instance of `model`: GTCRN behind RNNoise's API (gtcrn.mjs). */
+export declare const modelModule: (model: EngineModel) => RnnoiseModule
 
 /**
  * Streaming denoiser for `channels` interleaved channels of floats in −1…1. `push` whole
@@ -42,7 +48,8 @@ export declare class Denoiser {
     channels: number,
     strength?: number | null,
     mixParams?: Partial<AdaptiveParams>,
-    observe?: (channel: number, dry: Float32Array, wet: Float32Array, vad: number, stage: "before" | "after") => void
+    observe?: (channel: number, dry: Float32Array, wet: Float32Array, vad: number, stage: "before" | "after") => void,
+    model?: EngineModel
   )
   push(input: Float32Array): Float32Array
   end(): Float32Array
@@ -63,4 +70,4 @@ export declare class Denoiser {
  * any) so that the chunk's last output samples are computed from the real audio that
  * follows, not silence. Answers the chunk's output: a view of `pcm`.
  */
-export declare const denoiseChunk: (pcm: Float32Array, channels: number, skip: number, take: number, strength?: number | null) => Float32Array
+export declare const denoiseChunk: (pcm: Float32Array, channels: number, skip: number, take: number, strength?: number | null, model?: EngineModel) => Float32Array

@@ -7,25 +7,29 @@
 // Plain JavaScript (types in engine.d.mts) because worker threads load it as is: a
 // TypeScript loader in every thread would cost ~50 MB and ~200 ms each.
 import createRnnoiseModule from "@jitsi/rnnoise-wasm/dist/rnnoise-sync.js"
+import { GTCRN_DELAY, gtcrnModule } from "./gtcrn.mjs"
 import { HUM_BLOCK, HUM_DEFAULTS, HumRemover } from "./hum.mjs"
 import { makeMix } from "./mix.mjs"
 
 export const SAMPLE_RATE = 48_000
 export const FRAME_SIZE = 480
+/** RNNoise's delay (newer weights). */
 export const MODEL_DELAY = 960
-/** The output of frame n is the input of frame n − MODEL_DELAY / FRAME_SIZE: that many input frames are kept. */
-const DELAY_FRAMES = MODEL_DELAY / FRAME_SIZE
-/** The hum stage (hum.mjs) delays what RNNoise gets by this much: its look-ahead. */
+/** Each model's delay, a whole number of frames: the output of frame n is the input of frame n − delay / FRAME_SIZE. */
+export const MODEL_DELAYS = Object.freeze({ rnnoise: MODEL_DELAY, gtcrn: GTCRN_DELAY })
+/** The hum stage (hum.mjs) delays what the model gets by this much: its look-ahead. */
 export const HUM_DELAY = (HUM_DEFAULTS.lookBlocks + 1) * HUM_BLOCK
-/** Output lags input by this much inside the Denoiser (it is trimmed: callers see aligned output). */
-export const LATENCY = MODEL_DELAY + HUM_DELAY
-const DRY_FRAMES = DELAY_FRAMES + 1
+/** Output lags input by at most this much inside a Denoiser (it is trimmed: callers see aligned output). */
+export const LATENCY = Math.max(...Object.values(MODEL_DELAYS)) + HUM_DELAY
 
 // RNNoise works on floats in the 16-bit range; fed −1…1 it barely acts.
 const SCALE = 32768
 const MAX_IN = 32767
 
 let instance
+
+/** The thread's WebAssembly instance of `model` (both offer RNNoise's low-level API: gtcrn.mjs). */
+export const modelModule = (model) => (model === "gtcrn" ? gtcrnModule() : rnnoiseModule())
 
 export const rnnoiseModule = () => {
   if (instance === undefined) {
@@ -40,7 +44,7 @@ export const rnnoiseModule = () => {
 }
 
 export class Denoiser {
-  #module = rnnoiseModule()
+  #module
   #states = []
   #buffers = []
   /** Input of the frame being filled, per channel, already scaled. */
@@ -61,13 +65,21 @@ export class Denoiser {
   #frames = 0
   /** Observes every mixed frame (the bench's hook); undefined in production. */
   #observe
+  /** The model's delay in frames, and the input frames kept for mixing (one more). */
+  #delayFrames
+  #dryFrames
 
-  constructor(channels, strength = 1, mixParams = undefined, observe = undefined) {
+  constructor(channels, strength = 1, mixParams = undefined, observe = undefined, model = "rnnoise") {
     if (!Number.isInteger(channels) || channels < 1) throw new Error(`invalid channel count ${channels}`)
+    if (!(model in MODEL_DELAYS)) throw new Error(`unknown model ${model}`)
     this.channels = channels
     this.#observe = observe
+    this.#module = modelModule(model)
+    const delay = MODEL_DELAYS[model]
+    this.#delayFrames = delay / FRAME_SIZE
+    this.#dryFrames = this.#delayFrames + 1
     const hum = strength !== 0
-    this.#latency = hum ? LATENCY : MODEL_DELAY
+    this.#latency = hum ? delay + HUM_DELAY : delay
     this.#skip = this.#latency
     this.#dryWithoutHum = strength === null || strength === undefined
     for (let c = 0; c < channels; c++) {
@@ -78,7 +90,7 @@ export class Denoiser {
       // strength 1 is the model alone: no mixer, no copy of the input
       if (strength !== 1) {
         this.#mixes.push(makeMix(strength, mixParams))
-        this.#history.push(new Float32Array(DRY_FRAMES * FRAME_SIZE))
+        this.#history.push(new Float32Array(this.#dryFrames * FRAME_SIZE))
       }
     }
   }
@@ -137,7 +149,7 @@ export class Denoiser {
     const channels = this.channels
     const frames = Math.floor((this.#filled + samples) / FRAME_SIZE)
     // Read after the mallocs: a heap growth replaces the view.
-    const heap = this.#module.HEAPF32
+    let heap = this.#module.HEAPF32
     let read = 0 // sample frames of `input` consumed
     let written = 0 // sample frames written to `out` from `at`
     for (let f = 0; f < frames; f++) {
@@ -162,12 +174,14 @@ export class Denoiser {
         const mixed = this.#mixes.length > 0
         if (mixed) {
           const dry = hum === undefined || this.#dryWithoutHum ? frame : hum.raw
-          this.#history[c].set(dry, (this.#frames % DRY_FRAMES) * FRAME_SIZE)
+          this.#history[c].set(dry, (this.#frames % this.#dryFrames) * FRAME_SIZE)
         }
         const vad = this.#module._rnnoise_process_frame(this.#states[c], pointer, pointer)
+        // a model may grow its memory while it runs (GTCRN): the view is read again
+        if (heap.buffer !== this.#module.HEAPF32.buffer) heap = this.#module.HEAPF32
         // Frames before the model's delay has passed are dropped: nothing to mix.
-        if (mixed && this.#frames >= DELAY_FRAMES) {
-          const at = ((this.#frames - DELAY_FRAMES) % DRY_FRAMES) * FRAME_SIZE
+        if (mixed && this.#frames >= this.#delayFrames) {
+          const at = ((this.#frames - this.#delayFrames) % this.#dryFrames) * FRAME_SIZE
           const dry = this.#history[c].subarray(at, at + FRAME_SIZE)
           const wet = heap.subarray(base, base + FRAME_SIZE)
           if (this.#observe !== undefined) this.#observe(c, dry, wet, vad, "before")
@@ -202,8 +216,8 @@ export class Denoiser {
 
 // In place: the chunk's buffer comes back holding the output, nothing else is allocated
 // (a worker thread then keeps no garbage between chunks).
-export const denoiseChunk = (pcm, channels, skip, take, strength = 1) => {
-  const denoiser = new Denoiser(channels, strength)
+export const denoiseChunk = (pcm, channels, skip, take, strength = 1, model = "rnnoise") => {
+  const denoiser = new Denoiser(channels, strength, undefined, undefined, model)
   try {
     const written = denoiser.pushInto(pcm, pcm, 0)
     denoiser.endInto(pcm, written)

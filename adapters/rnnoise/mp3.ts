@@ -73,18 +73,19 @@ const nextTurn = Effect.async<void>((resume) => {
 const copyOut = (bytes: Uint8Array) => bytes.slice()
 
 /**
- * The MP3 of `samples` (interleaved f32 PCM at 48 kHz, as bytes) at `kbps`, constant bitrate.
+ * The MP3 of `samples` (interleaved f32 PCM at `sampleRate`, as bytes) at `kbps`, constant bitrate.
  * `onWritten` gets each input chunk once it has been encoded (its buffer may then be reused).
  */
 export const encodeMp3 = <E>(
   samples: Stream.Stream<Uint8Array, E>,
   channels: number,
   kbps: number,
-  onWritten: (bytes: Uint8Array) => void = () => {}
+  onWritten: (bytes: Uint8Array) => void = () => {},
+  sampleRate: 44100 | 48000 = SAMPLE_RATE
 ): Stream.Stream<Uint8Array, E> =>
   Stream.unwrapScoped(Effect.map(Effect.acquireRelease(acquire, release), (encoder) => {
     if (!canEncode(kbps, channels)) throw new Error(`no in-process MP3 encoder for ${kbps} kbps and ${channels} channels`)
-    encoder.configure({ sampleRate: SAMPLE_RATE, channels: channels as 1 | 2, bitrate: kbps as CbrKbps })
+    encoder.configure({ sampleRate, channels: channels as 1 | 2, bitrate: kbps as CbrKbps })
     const planes = channels === 1 ? [] : [new Float32Array(SLICE_FRAMES), new Float32Array(SLICE_FRAMES)]
     const encodeSlice = (interleaved: Float32Array, from: number, frames: number) => {
       if (channels === 1) return copyOut(encoder.encode([interleaved.subarray(from, from + frames)]))

@@ -1,3 +1,5 @@
+import type { EngineModel } from "./engine.mjs"
+
 /**
  * Byte-level helpers between ffmpeg and the engine: the WAV header ffmpeg writes in front of
  * the decoded PCM (it is how we learn the channel count), bytes → whole float sample frames,
@@ -110,6 +112,8 @@ export interface ChunkTask {
   readonly take: number
   /** 1: the model alone; 0…1: a fixed mix; null: the adaptive default (mix.mjs). */
   readonly strength?: number | null | undefined
+  /** The engine's model (engine.mjs); RNNoise when absent. */
+  readonly model?: EngineModel | undefined
 }
 
 const owners = new WeakMap<ArrayBufferLike, BufferBank>()

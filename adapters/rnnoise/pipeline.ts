@@ -13,12 +13,15 @@ import type { JobSteps } from "../../core/observability/steps.js"
 import { ProviderFailure } from "../../core/ports/denoise-provider.js"
 import { AUDIO_DEMUXERS } from "../ffmpeg/probe.js"
 import { type ChildLimits, DEFAULT_ADDRESS_SPACE_BYTES } from "../ffmpeg/process.js"
+import type { AudioReportRecord } from "../../core/domain/audio-report.js"
 import { type OutputFormat } from "../../core/domain/denoise-options.js"
 import { feed, firstError, spawnChild, unexpected } from "./child.js"
 import { encodeOutput } from "./encode.js"
-import { Denoiser, FRAME_SIZE, LATENCY, SAMPLE_RATE } from "./engine.mjs"
+import { audioReport, LoudnessMeter } from "./loudness.js"
+import { Denoiser, type EngineModel, FRAME_SIZE, LATENCY, SAMPLE_RATE } from "./engine.mjs"
 import { BufferBank, ChunkCutter, concatBytes, FloatFrames, isFloatPcm, parseWavHeader, recycle } from "./pcm.js"
 import type { ChunkPool } from "./pool.js"
+import { resampledLength, Resampler } from "./resample.js"
 import { BITSTREAM_WINDOW, MAX_WAV_HEADER, type PlainWav, sniffPlainWav, WavSamples } from "./wav-input.js"
 
 export interface PipelineOptions {
@@ -26,6 +29,8 @@ export interface PipelineOptions {
   readonly bitrateKbps: number
   /** Default 1 (the model alone); 0…1 a fixed dry/wet mix; null the adaptive default (mix.mjs). */
   readonly strength?: number | null | undefined
+  /** The engine's model; RNNoise by default. */
+  readonly model?: EngineModel | undefined
   /** Default mp3. */
   readonly format?: OutputFormat | undefined
   /** Integrated loudness target in LUFS; default null (level unchanged). */
@@ -49,7 +54,17 @@ export interface PipelineOptions {
   readonly childLimits?: ChildLimits | undefined
   /** The job's step spans (`job.decode`, `job.denoise`, `job.encode`), marked at each step's edges; none when absent. */
   readonly steps?: JobSteps | undefined
+  /** Called once the output is complete, with the levels measured on the way (decisions.md, Report). */
+  readonly onReport?: ((report: AudioReportRecord) => void) | undefined
 }
+
+/**
+ * The rates the decoder keeps as they are (any other becomes the nearest of them, above
+ * 48 kHz 48 kHz); each is brought to the models' 48 kHz here (resample.ts), so that the
+ * pipeline knows the input's rate: a 44.1 kHz input comes back at 44.1 kHz.
+ */
+const DECODED_RATES = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000]
+const CD_RATE = 44100
 
 const DEFAULT_CHILD_LIMITS: ChildLimits = { cpuSeconds: 6 * 3600, addressSpaceBytes: DEFAULT_ADDRESS_SPACE_BYTES }
 
@@ -69,7 +84,7 @@ export const decodeArgs = (url: string, maxSeconds: number | undefined) => [
   "-map", "0:a:0", "-vn", "-sn", "-dn",
   ...(maxSeconds === undefined ? [] : ["-t", maxSeconds.toFixed(3)]),
   // Keeps mono mono and stereo stereo; more channels are downmixed to stereo (all MP3 holds).
-  "-af", `aformat=sample_fmts=flt:sample_rates=${SAMPLE_RATE}:channel_layouts=mono|stereo`,
+  "-af", `aformat=sample_fmts=flt:sample_rates=${DECODED_RATES.join("|")}:channel_layouts=mono|stereo`,
   // WAV rather than raw PCM: its header tells the channel count the encoder must be given.
   "-c:a", "pcm_f32le", "-f", "wav", "-bitexact", "pipe:1"
 ]
@@ -129,7 +144,7 @@ const openDecoder = <E>(ffmpeg: string, input: Stream.Stream<Uint8Array, E> | st
       const format = parseWavHeader(head)
       // Until a first sample arrives it is not known whether the input must be re-read.
       if (format === "more" || head.length - format.dataOffset < 4 * format.channels) continue
-      if (!isFloatPcm(format, SAMPLE_RATE) || format.channels > 2) {
+      if (!DECODED_RATES.includes(format.sampleRate) || !isFloatPcm(format, format.sampleRate) || format.channels > 2) {
         return yield* Effect.dieMessage(`the decoder wrote unexpected PCM: ${JSON.stringify(format)}`)
       }
       const frames = new FloatFrames(format.channels)
@@ -139,20 +154,21 @@ const openDecoder = <E>(ffmpeg: string, input: Stream.Stream<Uint8Array, E> | st
         Stream.filter((samples) => samples.length > 0),
         Stream.concat(Stream.drain(Stream.fromEffect(Effect.suspend(() => verdict(frames.samples)).pipe(
           Effect.flatMap(({ failure }) => failure === undefined ? Effect.void : refuse(failure)),
-          Effect.onExit(closeDecodeStep(step, () => frames.samples, format.channels))
+          Effect.onExit(closeDecodeStep(step, () => frames.samples, format.channels, format.sampleRate))
         ))))
       )
-      return Option.some({ channels: format.channels, pcm })
+      return Option.some({ channels: format.channels, rate: format.sampleRate, pcm })
     }
   })
 
 /** The `job.decode` step's end, with what was decoded (`frames` per channel, read at the end). */
-const closeDecodeStep = (step: ReturnType<JobSteps["step"]> | undefined, frames: () => number, channels: number) =>
+const closeDecodeStep = (step: ReturnType<JobSteps["step"]> | undefined, frames: () => number, channels: number, rate: number = SAMPLE_RATE) =>
 <A, E>(exit: Exit.Exit<A, E>) =>
   Effect.sync(() =>
     step?.close({
-      "hush.audio_seconds": frames() / SAMPLE_RATE,
+      "hush.audio_seconds": frames() / rate,
       "hush.channels": channels,
+      "hush.sample_rate": rate,
       "hush.pcm_bytes": frames() * channels * 4
     }, exit)
   )
@@ -200,7 +216,7 @@ const readWav = <E>(
       Effect.onExit(closeDecodeStep(step, () => wav.frames, format.channels))
     ))))
   )
-  return { channels: format.channels, pcm }
+  return { channels: format.channels, rate: SAMPLE_RATE, pcm }
 }
 
 /** Copies the input to a private temporary file that lives as long as the scope. */
@@ -238,9 +254,9 @@ const framesOf = (seconds: number) => Math.max(1, Math.round((seconds * SAMPLE_R
 type OnSamples = (samples: Float32Array) => void
 
 /** In this thread: one streaming denoiser per channel. */
-const denoiseInThread = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number, strength: number | null, onSamples: OnSamples) =>
+const denoiseInThread = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number, strength: number | null, model: EngineModel, onSamples: OnSamples) =>
   Stream.unwrapScoped(Effect.map(
-    Effect.acquireRelease(Effect.sync(() => new Denoiser(channels, strength)), (d) => Effect.sync(() => d.close())),
+    Effect.acquireRelease(Effect.sync(() => new Denoiser(channels, strength, undefined, undefined, model)), (d) => Effect.sync(() => d.close())),
     (denoiser) =>
       pcm.pipe(
         Stream.map((samples) => {
@@ -272,7 +288,7 @@ const denoiseInChunks = <E>(pcm: Stream.Stream<Float32Array, E>, channels: numbe
         return cutter.push(samples)
       }),
       Stream.concat(Stream.suspend(() => Stream.fromIterable(cutter.end()))),
-      Stream.mapEffect((task) => Effect.tap(pool.run({ ...task, strength }), (out) => bank.own(out.buffer)), { concurrency: pool.size })
+      Stream.mapEffect((task) => Effect.tap(pool.run({ ...task, strength, model: options.model ?? "rnnoise" }), (out) => bank.own(out.buffer)), { concurrency: pool.size })
     )
   })
 }
@@ -308,7 +324,7 @@ export const denoisePcm = <E>(pcm: Stream.Stream<Float32Array, E>, channels: num
   const denoised = withDenoiseStep(pcm, channels, options, (input, onSamples) =>
     options.pool !== undefined && options.pool.size > 1
       ? denoiseInChunks(input, channels, options.pool, options, onSamples)
-      : denoiseInThread(input, channels, options.strength === undefined ? 1 : options.strength, onSamples))
+      : denoiseInThread(input, channels, options.strength === undefined ? 1 : options.strength, options.model ?? "rnnoise", onSamples))
   const onProgress = options.onProgress
   if (onProgress === undefined) return denoised
   // With a loudness target, a second pass (gain, limiter, encoder) follows the denoising.
@@ -355,17 +371,42 @@ export const denoiseToOutput = <E>(
           onNone: () => Effect.dieMessage("a spooled input still needed seeking")
         }))
       )
-    const samples = denoisePcm(decoded.pcm, decoded.channels, options).pipe(
-      Stream.map((s) => new Uint8Array(s.buffer, s.byteOffset, s.byteLength))
-    )
-    return encodeOutput(samples, decoded.channels, {
+    const { channels, rate } = decoded
+    // the input's own frames, counted at its rate: the output's length follows them
+    let inputFrames = 0
+    const counted = Stream.map(decoded.pcm, (samples) => {
+      inputFrames += samples.length / channels
+      return samples
+    })
+    const at48k = rate === SAMPLE_RATE ? counted : resampledStream(counted, channels, rate, () => inputFrames)
+    const inputMeter = new LoudnessMeter(channels, undefined, false)
+    const metered = Stream.map(at48k, (samples) => {
+      inputMeter.push(samples)
+      return samples
+    })
+    const outputRate = rate === CD_RATE ? CD_RATE : SAMPLE_RATE
+    return encodeOutput(denoisePcm(metered, channels, options), channels, {
       format: options.format ?? "mp3",
       mp3BitrateKbps: options.bitrateKbps,
       audioSeconds: options.durationSeconds,
       loudness: options.loudness ?? null,
+      outputRate,
+      outputFrames: () => rate === outputRate ? inputFrames : resampledLength(inputFrames, rate, outputRate),
       ffmpegPath: ffmpeg,
       childLimits: options.childLimits ?? DEFAULT_CHILD_LIMITS,
       onWritten: (bytes) => recycle(bytes.buffer),
+      onMeasured: (output, gainDb) => options.onReport?.(audioReport(inputMeter.result(), output, gainDb)),
       step: options.steps?.step("job.encode")
     })
   }))
+
+/** `pcm` at `from` brought to 48 kHz, as long as the input (`frames` of it, known at its end). */
+const resampledStream = <E>(pcm: Stream.Stream<Float32Array, E>, channels: number, from: number, frames: () => number) =>
+  Stream.suspend(() => {
+    const resampler = new Resampler(channels, from, SAMPLE_RATE)
+    return pcm.pipe(
+      Stream.map((samples) => resampler.push(samples)),
+      Stream.concat(Stream.suspend(() => Stream.make(resampler.end(resampledLength(frames(), from, SAMPLE_RATE))))),
+      Stream.filter((samples) => samples.length > 0)
+    )
+  })

@@ -1,20 +1,25 @@
 /**
- * The built-in runner: RNNoise on this machine's CPUs. Reads the input object, streams it
+ * The built-in runner: RNNoise and GTCRN on this machine's CPUs. Reads the input object, streams it
  * through the pipeline and writes the output object, never holding either whole. One
  * long job uses every core: its chunks are denoised on a pool of worker threads.
  */
 import { availableParallelism } from "node:os"
 import { Duration, Effect, Layer, Option, Ref, Stream } from "effect"
-import { RNNOISE } from "../../core/domain/catalog.js"
+import type { AudioReportRecord } from "../../core/domain/audio-report.js"
+import { GTCRN, RNNOISE } from "../../core/domain/catalog.js"
 import { OUTPUT_FORMATS } from "../../core/domain/denoise-options.js"
 import { makeJobSteps } from "../../core/observability/steps.js"
 import { BlobError, BlobStore } from "../../core/ports/blob-store.js"
 import { DenoiseProvider, ProviderFailure } from "../../core/ports/denoise-provider.js"
 import { DEFAULT_ADDRESS_SPACE_BYTES } from "../ffmpeg/process.js"
+import type { EngineModel } from "./engine.mjs"
 import { denoiseToOutput } from "./pipeline.js"
 import { makeChunkPool } from "./pool.js"
 
 export const BUILTIN_RUNNER = "builtin"
+
+/** The catalog's models this runner runs, and the engine's name for each. */
+const BUILTIN_MODELS: { readonly [id: string]: EngineModel } = { [RNNOISE.id]: "rnnoise", [GTCRN.id]: "gtcrn" }
 
 export interface RnnoiseProviderOptions {
   /** Worker threads shared by the jobs of this process; 1 denoises in the calling thread. Default: every core. */
@@ -46,7 +51,8 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
       providers: [BUILTIN_RUNNER],
       denoise: (request) =>
         Effect.scoped(Effect.gen(function*() {
-          if (request.model !== RNNOISE.id) {
+          const model = BUILTIN_MODELS[request.model]
+          if (model === undefined) {
             return yield* new ProviderFailure({ message: `the built-in runner does not run model '${request.model}'`, retryable: false })
           }
           // No input can cost more than it was priced: decoding stops at the validated duration
@@ -56,6 +62,7 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
           // BlobStore.write accepts only storage errors from its body: a pipeline failure
           // travels through it as a BlobError and is recovered here.
           const failure = yield* Ref.make(Option.none<ProviderFailure>())
+          let report: AudioReportRecord | null = null
           // decode, denoise and encode overlap (one pulled stream): their spans are marked at
           // their edges inside the pipeline; the upload is the put that pulls them all.
           const attributes = { "hush.job_id": request.jobId, "hush.model": request.model }
@@ -63,6 +70,7 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
           const output = denoiseToOutput(store.read(request.inputKey), {
             bitrateKbps: request.bitrateKbps,
             strength: request.strength,
+            model,
             format: request.format,
             loudness: request.loudness,
             durationSeconds: request.durationSeconds,
@@ -73,7 +81,8 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
             warmupSeconds: options.warmupSeconds,
             maxInputSeconds: request.durationSeconds + DECODE_MARGIN_SECONDS,
             childLimits: { cpuSeconds: Math.ceil(deadlineMs / 1000), addressSpaceBytes: DEFAULT_ADDRESS_SPACE_BYTES },
-            steps
+            steps,
+            onReport: (measured) => { report = measured }
           }).pipe(
             Stream.catchTag("ProviderFailure", (error) =>
               Stream.fromEffect(Ref.set(failure, Option.some(error)).pipe(
@@ -92,7 +101,7 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
               onTimeout: () => new ProviderFailure({ message: `the built-in runner passed its deadline of ${Math.round(deadlineMs / 1000)} s`, retryable: false })
             })
           )
-          return { sizeBytes: written.sizeBytes }
+          return { sizeBytes: written.sizeBytes, report }
         }))
     }
   }))

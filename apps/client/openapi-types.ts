@@ -967,6 +967,7 @@ export interface components {
             input: components["schemas"]["JobInput"];
             options: components["schemas"]["JobOptions"];
             output: components["schemas"]["JobOutput"] | null;
+            report: components["schemas"]["JobReport"] | null;
             cost: components["schemas"]["JobCost"];
             receipt: components["schemas"]["JobReceipt"];
             error: components["schemas"]["JobError"] | null;
@@ -996,6 +997,17 @@ export interface components {
             bitrate_kbps: components["schemas"]["Int"];
             size_bytes: components["schemas"]["Int"];
             expires_at: string | null;
+        };
+        /** @description Levels measured while the job ran; null before success and for test jobs (whose output is the sample clip). */
+        JobReport: {
+            /** @description EBU R128 integrated loudness of the input, LUFS (−70 for silence). */
+            input_loudness_lufs: number;
+            /** @description EBU R128 integrated loudness of the output, LUFS. */
+            output_loudness_lufs: number;
+            /** @description True peak of the output (4× oversampled), dBTP. */
+            output_true_peak_dbtp: number;
+            /** @description How far the estimated noise floor fell (the quietest 10 % of the audio, loudness gain left out), dB. */
+            noise_reduction_db: number;
         };
         JobCost: {
             estimated_micros: components["schemas"]["Int"];
@@ -1252,6 +1264,7 @@ export interface components {
             input: components["schemas"]["JobInput"];
             options: components["schemas"]["JobOptions"];
             output: components["schemas"]["JobOutput"] | null;
+            report: components["schemas"]["JobReport"] | null;
             cost: components["schemas"]["JobCost"];
             receipt: components["schemas"]["JobReceipt"];
             error: components["schemas"]["JobError"] | null;
@@ -1285,6 +1298,7 @@ export interface components {
             input: components["schemas"]["JobInput"];
             options: components["schemas"]["JobOptions"];
             output: components["schemas"]["JobOutput"] | null;
+            report: components["schemas"]["JobReport"] | null;
             cost: components["schemas"]["JobCost"];
             receipt: components["schemas"]["JobReceipt"];
             error: components["schemas"]["JobError"] | null;

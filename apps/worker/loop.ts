@@ -121,9 +121,9 @@ const runJob = (job: JobRecord, owner: string) =>
     }
     const exit = ended.value
     if (Exit.isSuccess(exit)) {
-      const { sizeBytes } = exit.value
+      const { sizeBytes, report } = exit.value
       const bitrateKbps = outputBitrateKbps(request.format, sizeBytes, job.durationSeconds, request.format === "mp3" ? request.bitrateKbps : undefined)
-      const output = { storageKey: request.outputKey, sizeBytes, bitrateKbps, format: request.format }
+      const output = { storageKey: request.outputKey, sizeBytes, bitrateKbps, format: request.format, report }
       return yield* finishing(succeedJob(job.id, owner, output), "succeeded")
     }
     const failure = Cause.failureOption(exit.cause)

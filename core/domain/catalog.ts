@@ -47,6 +47,21 @@ export const RNNOISE: ModelDefinition = {
   output: { format: "mp3", bitrateKbps: 192 }
 }
 
+/**
+ * GTCRN (Rong Xiaobin, ICASSP 2024; MIT): a 48k-parameter network, run on the same CPU workers
+ * by the same pipeline as RNNoise. It takes about twice RNNoise's CPU time (docs/denoise-quality.md).
+ */
+export const GTCRN: ModelDefinition = {
+  id: "xiaobin-rong/gtcrn",
+  task: "denoise",
+  name: "GTCRN",
+  description: "Grouped temporal convolutional recurrent speech enhancement network (GTCRN, 48k parameters), run on the service's own CPU workers.",
+  runner: "builtin",
+  pricing: { unit: "second", unitPriceMicros: 150, minUnits: 10, pricingVersion: 1 },
+  limits: { maxBytes: null, maxSeconds: null },
+  output: { format: "mp3", bitrateKbps: 192 }
+}
+
 /** Run by the GPU provider configured as runner `gpu` (GPU_PROVIDER_URL); `retired` where there is none. */
 export const DENOISE_PRO: ModelDefinition = {
   id: "hush/denoise-pro",
@@ -59,7 +74,7 @@ export const DENOISE_PRO: ModelDefinition = {
   output: { format: "mp3", bitrateKbps: 192 }
 }
 
-export const DEFAULT_MODEL_DEFINITIONS: ReadonlyArray<ModelDefinition> = [RNNOISE, DENOISE_PRO]
+export const DEFAULT_MODEL_DEFINITIONS: ReadonlyArray<ModelDefinition> = [RNNOISE, GTCRN, DENOISE_PRO]
 
 export const makeCatalog = (
   definitions: ReadonlyArray<ModelDefinition>,

@@ -4,6 +4,7 @@
  * produced from records by core/services/present.ts.
  */
 import { Schema } from "effect"
+import { AudioReportRecord } from "./audio-report.js"
 import { JobOptionsRecord } from "./denoise-options.js"
 import { RecordClass } from "./record-class.js"
 import {
@@ -87,7 +88,9 @@ export class JobOutputRecord extends Schema.Class<JobOutputRecord>("JobOutputRec
   sizeBytes: Schema.Int,
   storageKey: Schema.String,
   /** Set once the sweeper deleted the bytes. */
-  deletedAt: Schema.NullOr(Millis)
+  deletedAt: Schema.NullOr(Millis),
+  /** What the worker measured (live jobs of the built-in runner); null otherwise. */
+  report: Schema.optionalWith(Schema.NullOr(AudioReportRecord), { default: () => null })
 }) {}
 
 export class JobErrorRecord extends Schema.Class<JobErrorRecord>("JobErrorRecord")({

@@ -1,4 +1,5 @@
 import { Context, Data, Effect } from "effect"
+import type { AudioReportRecord } from "../domain/audio-report.js"
 import type { OutputFormat } from "../domain/denoise-options.js"
 
 /** The provider could not produce the output: the job fails with `provider_error`, no charge. */
@@ -25,9 +26,15 @@ export interface DenoiseRequest {
   readonly onProgress: (fraction: number) => Effect.Effect<void>
 }
 
+export interface DenoiseResult {
+  readonly sizeBytes: number
+  readonly report?: AudioReportRecord | null | undefined
+}
+
 /** Runs a model: reads the input object, writes the output object in the requested format. */
 export class DenoiseProvider extends Context.Tag("hush/DenoiseProvider")<DenoiseProvider, {
   /** Provider names (as in a model's `provider`) this deployment can run. */
   readonly providers: ReadonlyArray<string>
-  readonly denoise: (request: DenoiseRequest) => Effect.Effect<{ readonly sizeBytes: number }, ProviderFailure>
+  /** The output's size, and what was measured on the audio where the provider measures it (the built-in runner). */
+  readonly denoise: (request: DenoiseRequest) => Effect.Effect<DenoiseResult, ProviderFailure>
 }>() {}

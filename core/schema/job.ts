@@ -40,6 +40,18 @@ export const JobOutput = Schema.Struct({
 }).annotations({ identifier: "JobOutput" })
 export type JobOutput = typeof JobOutput.Type
 
+/** What a succeeded live job measured (decisions.md, Denoise options: Report); numbers to one decimal. */
+export const JobReport = Schema.Struct({
+  input_loudness_lufs: Schema.Number.annotations({ description: "EBU R128 integrated loudness of the input, LUFS (−70 for silence)." }),
+  output_loudness_lufs: Schema.Number.annotations({ description: "EBU R128 integrated loudness of the output, LUFS." }),
+  output_true_peak_dbtp: Schema.Number.annotations({ description: "True peak of the output (4× oversampled), dBTP." }),
+  noise_reduction_db: Schema.Number.annotations({ description: "How far the estimated noise floor fell (the quietest 10 % of the audio, loudness gain left out), dB." })
+}).annotations({
+  identifier: "JobReport",
+  description: "Levels measured while the job ran; null before success and for test jobs (whose output is the sample clip)."
+})
+export type JobReport = typeof JobReport.Type
+
 export const JobCost = Schema.Struct({
   estimated_micros: Micros,
   charged_micros: Schema.NullOr(Micros),
@@ -75,6 +87,7 @@ export class Job extends Schema.Class<Job>("Job")({
   input: JobInput,
   options: JobOptions,
   output: Schema.NullOr(JobOutput),
+  report: Schema.NullOr(JobReport),
   cost: JobCost,
   receipt: JobReceipt,
   error: Schema.NullOr(JobError),

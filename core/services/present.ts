@@ -41,6 +41,12 @@ export const presentJob = (job: JobRecord, limits: Limits): Job =>
       size_bytes: job.output.sizeBytes,
       expires_at: job.finishedAt === null ? null : toIso(job.finishedAt + limits.outputRetentionMs)
     },
+    report: job.status !== "succeeded" || job.output?.report == null ? null : {
+      input_loudness_lufs: job.output.report.inputLoudnessLufs,
+      output_loudness_lufs: job.output.report.outputLoudnessLufs,
+      output_true_peak_dbtp: job.output.report.outputTruePeakDbtp,
+      noise_reduction_db: job.output.report.noiseReductionDb
+    },
     cost: {
       estimated_micros: job.pricing.estimatedMicros,
       charged_micros: job.chargedMicros,

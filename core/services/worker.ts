@@ -4,6 +4,7 @@
  * wallet change that belongs to it, so a job is charged exactly once, only on success.
  */
 import { Clock, Effect, Either, Option } from "effect"
+import type { AudioReportRecord } from "../domain/audio-report.js"
 import { TestSample } from "../domain/deployment.js"
 import type { JobErrorCode, Mode } from "../domain/enums.js"
 import { LimitsConfig } from "../domain/limits.js"
@@ -60,6 +61,8 @@ export interface StoredOutput {
   readonly sizeBytes: number
   readonly bitrateKbps: number
   readonly format: string
+  /** What the provider measured, if it did (decisions.md, Report: live jobs only). */
+  readonly report?: AudioReportRecord | null | undefined
 }
 
 /** processing → succeeded and the capture of exactly the hold, in one transaction. */
@@ -72,7 +75,7 @@ const succeedLocked = (job: JobRecord, owner: string, output: StoredOutput) =>
     const now = yield* Clock.currentTimeMillis
     // refuse before charging: only the lease holder may finish the job
     if (job.status !== "processing" || job.leaseOwner !== owner) {
-      return yield* JobRules.succeed(job, owner, { output: outputRecord(output), chargedMicros: 0, ledgerTxnId: null, now })
+      return yield* JobRules.succeed(job, owner, { output: outputRecord(job, output), chargedMicros: 0, ledgerTxnId: null, now })
     }
     const charge = job.mode === "test"
       ? { chargedMicros: 0, ledgerTxnId: null }
@@ -80,7 +83,7 @@ const succeedLocked = (job: JobRecord, owner: string, output: StoredOutput) =>
         Effect.map((step) => ({ chargedMicros: -step.entry.balanceDelta, ledgerTxnId: step.entry.id })),
         Effect.catchTag("HoldNotOpen", () => Effect.dieMessage(`job ${job.id} is processing without an open hold`))
       )
-    const succeeded = yield* JobRules.succeed(job, owner, { output: outputRecord(output), ...charge, now })
+    const succeeded = yield* JobRules.succeed(job, owner, { output: outputRecord(job, output), ...charge, now })
     yield* save(succeeded)
     yield* emitJobEvent(succeeded)
     return succeeded
@@ -92,8 +95,9 @@ const countSucceeded = (succeeded: JobRecord) =>
     Metrics.count(Metrics.creditCapturedMicros, {}, succeeded.chargedMicros ?? 0)
   )
 
-const outputRecord = (output: StoredOutput) =>
-  new JobOutputRecord({ ...output, deletedAt: null })
+/** A test job's output is the sample clip: it has no report (decisions.md, Report). */
+const outputRecord = (job: JobRecord, output: StoredOutput) =>
+  new JobOutputRecord({ ...output, report: job.mode === "live" ? output.report ?? null : null, deletedAt: null })
 
 /**
  * processing → failed and the release of the hold, in one transaction. No charge. The job shows
@@ -195,7 +199,7 @@ const submitTestJob = (caller: Actor, request: DenoiseJobRequest) =>
     const job = yield* prepareDenoiseJob(caller, request)
     // a job just prepared is queued, and its claimer holds the lease: the rules cannot refuse
     const succeeded = yield* Effect.orDie(Effect.flatMap(claimAsTest(job), ({ now, output, owner, processing }) =>
-      JobRules.succeed(processing, owner, { output: outputRecord(output), chargedMicros: 0, ledgerTxnId: null, now })))
+      JobRules.succeed(processing, owner, { output: outputRecord(job, output), chargedMicros: 0, ledgerTxnId: null, now })))
     const jobs = yield* JobRepo
     const storedFinished = yield* storeDenoiseJob(job, Effect.tap(
       jobs.insertUnlessSubscribed(succeeded, "job.succeeded"),

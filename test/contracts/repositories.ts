@@ -15,9 +15,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Data, Effect, Either, Exit, Option } from "effect"
 import type { Layer } from "effect"
+import { AudioReportRecord } from "../../core/domain/audio-report.js"
 import type { Mode } from "../../core/domain/enums.js"
 import {
-  HoldRecord, IdempotencyRecord, type JobRecord, type LedgerEntryRecord, LotRecord
+  HoldRecord, IdempotencyRecord, JobRecord, type LedgerEntryRecord, LotRecord
 } from "../../core/domain/records.js"
 import type { MintId } from "../../core/ports/ids.js"
 import {
@@ -415,6 +416,23 @@ export const repositoryContracts = (
         expect(expectSome(yield* jobs.get(failed.id))).toEqual(failed)
         expect(expectSome(yield* jobs.get(queued.id))).toEqual(queued)
         expectNone(yield* jobs.get("job_unknown"))
+      }))
+
+      test("a succeeded job's report is stored with its output and read back to the decimal", Effect.gen(function*() {
+        const jobs = yield* JobRepo
+        const report = new AudioReportRecord({ inputLoudnessLufs: -20.9, outputLoudnessLufs: -16, outputTruePeakDbtp: -1.3, noiseReductionDb: 49.5 })
+        const running = makeJob({ accountId: "acct_a", status: "processing", attempts: 1, startedAt: T0 + 1 })
+        yield* jobs.insert(running)
+        expect(expectSome(yield* jobs.get(running.id)).output).toBeNull()
+        const done = new JobRecord({ ...running, status: "succeeded", progress: 1, output: jobOutput({ report }), finishedAt: T0 + 2 })
+        yield* jobs.update(done)
+        const read = expectSome(yield* jobs.get(running.id))
+        expect(read).toEqual(done)
+        expect(read.output?.report).toEqual(report)
+        // without one (a test job, another provider) it stays null
+        const plain = makeJob({ accountId: "acct_a", status: "succeeded", progress: 1, output: jobOutput(), finishedAt: T0 + 2 })
+        yield* jobs.insert(plain)
+        expect(expectSome(yield* jobs.get(plain.id)).output?.report).toBeNull()
       }))
 
       test("update replaces the stored fields", Effect.gen(function*() {

@@ -19,14 +19,12 @@ const run = promisify(execFile)
 let dir = ""
 let server: TestServer
 const path = (name: string) => join(dir, name)
-const LONG_SECONDS = 600
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "hush-denoise-options-"))
   await Promise.all([
     makeNoisySpeech(path("speech.wav"), { seconds: 12 }),
     makeNoisySpeech(path("stereo.wav"), { seconds: 10, channels: 2 }),
-    makeNoisySpeech(path("long.flac"), { seconds: LONG_SECONDS, codec: ["-c:a", "flac", "-f", "flac"] }),
     (async () => {
       server = await startTestServer({ worker: true, workerOptions: { pollInterval: "100 millis" } })
     })()
@@ -184,7 +182,7 @@ describe("denoise options on live jobs (built-in worker)", () => {
     }
   }, 90_000)
 
-  it("each format decodes as that format, as long as the input (±50 ms), with its channels", async () => {
+  it("each format decodes as that format, exactly as long as the input, with its channels", async () => {
     const cases = [
       ["speech.wav", "wav", 1, 12], ["stereo.wav", "flac", 2, 10], ["stereo.wav", "opus", 2, 10], ["speech.wav", "mp3", 1, 12]
     ] as const
@@ -194,8 +192,8 @@ describe("denoise options on live jobs (built-in worker)", () => {
       expect(await probeAudio(out)).toEqual({ codec: CODECS[format], channels, sampleRate: RATE })
       const x = await decodeToFloat(path(input))
       const y = await decodeToFloat(out)
-      const extraMs = ((y.length - x.length) / channels / RATE) * 1000
-      expect(Math.abs(extraMs), `${format}: ${extraMs} ms`).toBeLessThan(50)
+      // WAV and FLAC by their sample count, MP3 by its gapless header, Opus by its pre-skip and last granule
+      expect(y.length, format).toBe(x.length)
       // the container's own header tells the same length (a piped WAV or FLAC would not)
       const { stdout } = await run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", out])
       expect(Math.abs(Number(stdout) - x.length / channels / RATE), `${format} header`).toBeLessThan(0.05)
@@ -204,23 +202,7 @@ describe("denoise options on live jobs (built-in worker)", () => {
     }
   }, 120_000)
 
-  it("a loudness target of −16 LUFS lands within ±1 LU, true peak ≤ −1 dBTP: a short input and a 10-minute one", async () => {
-    const [short, long] = await Promise.all([
-      liveJob("speech.wav", { output: { loudness: -16 } }, 12),
-      liveJob("long.flac", { output: { format: "opus", loudness: -16 } }, LONG_SECONDS, 540_000)
-    ])
-    const before = await loudnessOf(path("speech.wav"))
-    const a = await loudnessOf(short.out)
-    const b = await loudnessOf(long.out)
-    console.log(`input ${before.integrated} LUFS; short MP3 ${a.integrated} LUFS / ${a.truePeak} dBTP; 10-minute Opus ${b.integrated} LUFS / ${b.truePeak} dBTP`)
-    for (const measured of [a, b]) {
-      expect(Math.abs(measured.integrated - -16)).toBeLessThanOrEqual(1)
-      expect(measured.truePeak).toBeLessThanOrEqual(-1)
-    }
-    const x = await decodeToFloat(path("long.flac"))
-    const y = await decodeToFloat(long.out)
-    expect(Math.abs(y.length - x.length) / RATE).toBeLessThan(0.05)
-  }, 600_000)
+  // loudness targets on every format, short and 10 minutes long: test/e2e/audio-accuracy.test.ts
 
   it("a loud target on peaky audio: the true-peak ceiling wins (≤ −1 dBTP), the level never passes the target", async () => {
     // the fixture's crest factor is high: +10 dB of gain puts its peaks far over 0 dBFS, which the limiter holds down

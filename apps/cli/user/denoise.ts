@@ -13,6 +13,7 @@ import { HushApiError, type HushClient, withIdempotencyKey } from "../../client/
 import { DenoiseIn } from "../../../core/schema/job.js"
 import type { File, Job } from "../../../core/schema/index.js"
 import { type DenoiseCommand, EXIT, UsageError } from "./args.js"
+import { formatReport } from "./format.js"
 import { contentTypeOf } from "./content-type.js"
 import { makeProgress, mib } from "./progress.js"
 import { readResumeState, removeResumeState, resumePath, type ResumeState, sendFile, writeResumeState } from "./upload.js"
@@ -168,6 +169,8 @@ export const denoise = (command: DenoiseCommand, hush: HushClient, io: CliIo, on
     progress.end()
     removeResumeState(statePath)
     progress.note(`Saved ${target} (${job.receipt.billable_seconds} s billed, ${job.cost.display})`)
+    const levels = formatReport(job)
+    if (levels !== undefined) progress.note(`Levels: ${levels}`)
     io.stdout.write(`${command.json ? JSON.stringify({ file: ready, job, output: { path: target, size_bytes: size } }) : target}\n`)
     return EXIT.ok
   })

@@ -3,6 +3,15 @@ import type { Credits, Job, JobPage, ModelList } from "../../../core/schema/inde
 
 const seconds = (value: number) => `${value.toFixed(1)} s`
 
+const signed = (value: number) => (value < 0 ? `−${(-value).toFixed(1)}` : value.toFixed(1))
+
+/** The levels a succeeded live job measured (decisions.md, Report); undefined where there is no report. */
+export const formatReport = (job: Job): string | undefined =>
+  job.report === null
+    ? undefined
+    : `loudness ${signed(job.report.input_loudness_lufs)} → ${signed(job.report.output_loudness_lufs)} LUFS, ` +
+      `true peak ${signed(job.report.output_true_peak_dbtp)} dBTP, noise floor ${signed(job.report.noise_reduction_db)} dB lower`
+
 export const formatJob = (job: Job): string => [
   `id:        ${job.id}`,
   `status:    ${job.status}${job.status === "processing" ? ` (${Math.round(job.progress * 100)}%)` : ""}`,
@@ -11,6 +20,7 @@ export const formatJob = (job: Job): string => [
   `input:     ${job.input.file} (${seconds(job.input.duration_seconds)})`,
   `cost:      ${job.cost.display}${job.cost.charged_micros === null ? " (estimated)" : " (charged)"}`,
   ...(job.output === null ? [] : [`output:    ${job.output.format}, ${job.output.size_bytes} bytes${job.output.expires_at === null ? "" : `, until ${job.output.expires_at}`}`]),
+  ...(job.report === null ? [] : [`report:    ${formatReport(job)}`]),
   ...(job.error === null ? [] : [`error:     ${job.error.code}: ${job.error.message}`]),
   `created:   ${job.created_at}`,
   ...(job.finished_at === null ? [] : [`finished:  ${job.finished_at}`])
