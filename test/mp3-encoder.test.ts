@@ -12,6 +12,7 @@ import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Exit, Stream } from "effect"
 import { encodeMp3, encodesInProcess, IN_PROCESS_MAX_SECONDS } from "../adapters/rnnoise/mp3.js"
+import { infoFrameBytes, lameBitrate } from "../adapters/rnnoise/mp3-tag.js"
 import { bestLag, channel, decodeToFloat, probeAudio, RATE } from "./support/audio-fixtures.js"
 
 /** libmp3lame's encoder delay (no LAME tag tells a decoder to skip it) and its last frame's padding at most. */
@@ -56,6 +57,15 @@ const chunked = (pcm: Float32Array, channels: number, frameCounts: ReadonlyArray
 
 const encode = (chunks: ReadonlyArray<Uint8Array>, channels: number, kbps: number, onWritten?: (bytes: Uint8Array) => void) =>
   Effect.map(Stream.runCollect(encodeMp3(Stream.fromIterable(chunks), channels, kbps, onWritten)), (out) => Buffer.concat(Chunk.toArray(out)))
+
+describe("the gapless tag frame's reserved size", () => {
+  it("follows the bitrate LAME writes: the nearest of the table, the lower on a tie", () => {
+    expect([100, 104, 128, 20, 330, 113].map(lameBitrate)).toEqual([96, 96, 128, 32, 320, 112])
+    // a 100 kbps request is written as 96 kbps frames: 288 bytes at 48 kHz, not 300
+    expect(infoFrameBytes(100, 48_000)).toBe(288)
+    expect(infoFrameBytes(128, 44_100)).toBe(417)
+  })
+})
 
 describe("the in-process MP3 encoder", () => {
   it("takes jobs up to a minute at LAME's constant bitrates, mono and stereo; nothing else", () => {

@@ -233,7 +233,13 @@ export const encodeOutput = <E>(samples: Stream.Stream<Float32Array, E>, channel
     let fed = 0
     options.step?.open()
     const closeStep = (exit?: Exit.Exit<unknown, unknown>) =>
-      options.step?.close({ "hush.format": format, "hush.audio_seconds": fed / SAMPLE_RATE, "hush.sample_rate": rate }, exit)
+      options.step?.close({
+        "hush.format": format,
+        "hush.audio_seconds": fed / SAMPLE_RATE,
+        "hush.sample_rate": rate,
+        // the denoised PCM fed in (f32 at 48 kHz), whatever rate the output is written at
+        "hush.pcm_bytes": fed * channels * 4
+      }, exit)
     const measured = () => options.onMeasured?.(meter.result(), gainDb)
     const dir = yield* tempDir
 

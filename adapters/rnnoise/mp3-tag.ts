@@ -101,7 +101,15 @@ export interface InfoTag {
 }
 
 /** The size of the tag frame for `kbps` at `sampleRate` (no padding byte). */
-export const infoFrameBytes = frameBytes
+/**
+ * The bitrate LAME encodes at when asked for `kbps`: the nearest of the table, the lower on a
+ * tie (its FindNearestBitrate), so 100 kbps gives 96 kbps frames.
+ */
+export const lameBitrate = (kbps: number): number =>
+  MPEG1_BITRATES.slice(1).reduce<number>((best, rate) => Math.abs(rate - kbps) < Math.abs(best - kbps) ? rate : best, 32)
+
+/** The size of the tag frame to reserve before an encoder asked for `kbps` writes its frames. */
+export const infoFrameBytes = (kbps: number, sampleRate: number) => frameBytes(lameBitrate(kbps), sampleRate)
 
 /** The tag frame (LAME's Info frame for a constant bitrate). */
 export const infoFrame = (tag: InfoTag): Uint8Array => {

@@ -352,6 +352,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook_endpoints/{endpoint_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Sends a `webhook.test` event (`data: {endpoint: id}`) to this endpoint, whatever events it subscribes to, through the normal delivery path: signed, retried and logged like any other delivery. Answers the pending delivery; its attempts appear under GET …/deliveries.
+         */
+        post: operations["webhooks.sendWebhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/signup": {
         parameters: {
             query?: never;
@@ -800,6 +820,210 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/dashboard/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a file and its upload target
+         * @description As POST /v1/files, for the account's live mode: one signed PUT up to 100 MiB, else a multipart upload in 64 MiB parts.
+         */
+        post: operations["dashboardWork.createDashboardFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dashboard/files/{file_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a file
+         * @description As GET /v1/files/{file_id}: its status, and its duration once validated.
+         */
+        get: operations["dashboardWork.getDashboardFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dashboard/files/{file_id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete an upload
+         * @description As POST /v1/files/{file_id}/complete; the body is required here (`{}` for a PUT upload, the parts' ETags for a multipart one).
+         */
+        post: operations["dashboardWork.completeDashboardFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dashboard/audio/denoise": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a denoise job
+         * @description As POST /v1/audio/denoise, in live mode: holds the exact cost from available credit; only a succeeded job is charged.
+         */
+        post: operations["dashboardWork.createDashboardDenoiseJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dashboard/jobs/{job_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a job
+         * @description As POST /v1/jobs/{job_id}/cancel, for a live job: only while queued; its hold is released.
+         */
+        post: operations["dashboardWork.cancelDashboardJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dashboard/jobs/{job_id}/input": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a link to a job's input
+         * @description A fresh signed link (1 hour) to the audio the job was given, while it is kept (until its file is deleted, at most 7 days after upload; then 404): the dashboard plays it beside the output.
+         */
+        get: operations["dashboardWork.getDashboardJobInput"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dashboard/webhook_endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The account's live-mode endpoints, oldest first; never their secrets.
+         */
+        get: operations["dashboardWebhooks.listDashboardWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description As POST /v1/webhook_endpoints, in live mode: the `secret` is shown only in this answer.
+         */
+        post: operations["dashboardWebhooks.createDashboardWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dashboard/webhook_endpoints/{endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description The endpoint and its deliveries log go; pending deliveries are not sent.
+         */
+        delete: operations["dashboardWebhooks.deleteDashboardWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dashboard/webhook_endpoints/{endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries
+         * @description Newest first, by cursor; each with every attempt's time, status, duration and error.
+         */
+        get: operations["dashboardWebhooks.listDashboardWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dashboard/webhook_endpoints/{endpoint_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description As POST /v1/webhook_endpoints/{endpoint_id}/test: a `webhook.test` event through the normal delivery path.
+         */
+        post: operations["dashboardWebhooks.sendDashboardWebhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/payments": {
         parameters: {
             query?: never;
@@ -1094,7 +1318,7 @@ export interface components {
             object: "webhook_delivery";
             event_id: string;
             /** @enum {string} */
-            event_type: "job.succeeded" | "job.failed" | "job.canceled" | "file.ready" | "file.rejected";
+            event_type: "job.succeeded" | "job.failed" | "job.canceled" | "file.ready" | "file.rejected" | "webhook.test";
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
             attempts: components["schemas"]["WebhookAttempt"][];
@@ -1261,7 +1485,7 @@ export interface components {
              * @description a number between 0 and 1
              */
             progress: number;
-            input: components["schemas"]["JobInput"];
+            input: components["schemas"]["DashboardJobInput"];
             options: components["schemas"]["JobOptions"];
             output: components["schemas"]["JobOutput"] | null;
             report: components["schemas"]["JobReport"] | null;
@@ -1274,6 +1498,11 @@ export interface components {
             started_at: string | null;
             finished_at: string | null;
             key: components["schemas"]["JobKeySummary"] | null;
+        };
+        DashboardJobInput: {
+            file: string;
+            duration_seconds: number;
+            filename: string;
         };
         JobKeySummary: {
             id: string;
@@ -1295,7 +1524,7 @@ export interface components {
              * @description a number between 0 and 1
              */
             progress: number;
-            input: components["schemas"]["JobInput"];
+            input: components["schemas"]["DashboardJobInput"];
             options: components["schemas"]["JobOptions"];
             output: components["schemas"]["JobOutput"] | null;
             report: components["schemas"]["JobReport"] | null;
@@ -6039,6 +6268,244 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "webhooks.sendWebhookTest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebhookDelivery */
+            202: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
             /** @description Problem (invalid_request) */
@@ -11917,6 +12384,2937 @@ export interface operations {
             };
             /** @description Problem (output_expired) */
             410: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "dashboardWork.createDashboardFile": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token (from login, signup or GET /v1/auth/csrf); required on unsafe methods, else 403 forbidden. */
+                "x-csrf-token"?: string;
+                /** @description 1–255 printable characters, kept 24 hours: a retry with the same key answers the first result (`Idempotent-Replayed: true`). */
+                "idempotency-key"?: string;
+                /** @description 1–255 printable characters, kept 24 hours per account and mode. A retry with the same key and request replays the first answer; another request with it is 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * maxLength(1024)
+                     * @description a string at most 1024 character(s) long
+                     */
+                    filename: string;
+                    /**
+                     * greaterThanOrEqualTo(1)
+                     * @description a number greater than or equal to 1
+                     */
+                    size_bytes: components["schemas"]["Int"];
+                    /**
+                     * maxLength(255)
+                     * @description a string at most 255 character(s) long
+                     */
+                    content_type: string;
+                };
+            };
+        };
+        responses: {
+            /** @description CreateOut */
+            201: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateOut"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "dashboardWork.getDashboardFile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description File */
+            200: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["File"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "dashboardWork.completeDashboardFile": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token (from login, signup or GET /v1/auth/csrf); required on unsafe methods, else 403 forbidden. */
+                "x-csrf-token"?: string;
+                /** @description 1–255 printable characters, kept 24 hours: a retry with the same key answers the first result (`Idempotent-Replayed: true`). */
+                "idempotency-key"?: string;
+                /** @description 1–255 printable characters, kept 24 hours per account and mode. A retry with the same key and request replays the first answer; another request with it is 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    parts?: components["schemas"]["CompletedPart"][] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description File */
+            202: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["File"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "dashboardWork.createDashboardDenoiseJob": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token (from login, signup or GET /v1/auth/csrf); required on unsafe methods, else 403 forbidden. */
+                "x-csrf-token"?: string;
+                /** @description 1–255 printable characters, kept 24 hours: a retry with the same key answers the first result (`Idempotent-Replayed: true`). */
+                "idempotency-key"?: string;
+                /** @description 1–255 printable characters, kept 24 hours per account and mode. A retry with the same key and request replays the first answer; another request with it is 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * maxLength(64)
+                     * @description a string at most 64 character(s) long
+                     */
+                    file: string;
+                    model?: string | null;
+                    strength?: number | null;
+                    output?: components["schemas"]["DenoiseOutputIn"] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description DashboardJob */
+            202: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardJob"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (insufficient_credit) */
+            402: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "dashboardWork.cancelDashboardJob": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token (from login, signup or GET /v1/auth/csrf); required on unsafe methods, else 403 forbidden. */
+                "x-csrf-token"?: string;
+                /** @description 1–255 printable characters, kept 24 hours: a retry with the same key answers the first result (`Idempotent-Replayed: true`). */
+                "idempotency-key"?: string;
+                /** @description 1–255 printable characters, kept 24 hours per account and mode. A retry with the same key and request replays the first answer; another request with it is 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description DashboardJob */
+            200: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardJob"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "dashboardWork.getDashboardJobInput": {
+        parameters: {
+            query?: {
+                mode?: "live" | "test";
+            };
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OutputLink */
+            200: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutputLink"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "dashboardWebhooks.listDashboardWebhookEndpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebhookEndpointList */
+            200: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "dashboardWebhooks.createDashboardWebhookEndpoint": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token (from login, signup or GET /v1/auth/csrf); required on unsafe methods, else 403 forbidden. */
+                "x-csrf-token"?: string;
+                /** @description 1–255 printable characters, kept 24 hours: a retry with the same key answers the first result (`Idempotent-Replayed: true`). */
+                "idempotency-key"?: string;
+                /** @description 1–255 printable characters, kept 24 hours per account and mode. A retry with the same key and request replays the first answer; another request with it is 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * maxLength(2048)
+                     * @description a string at most 2048 character(s) long
+                     */
+                    url: string;
+                    /**
+                     * maxItems(16)
+                     * @description an array of at most 16 item(s)
+                     */
+                    events: ("job.succeeded" | "job.failed" | "job.canceled" | "file.ready" | "file.rejected")[];
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description WebhookEndpointCreated */
+            201: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointCreated"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description `true` when this is the recorded answer of an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay: the id of the request that produced the answer (the `request_id` of a replayed problem). */
+                    "Original-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "dashboardWebhooks.deleteDashboardWebhookEndpoint": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token (from login, signup or GET /v1/auth/csrf); required on unsafe methods, else 403 forbidden. */
+                "x-csrf-token"?: string;
+            };
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            204: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "dashboardWebhooks.listDashboardWebhookDeliveries": {
+        parameters: {
+            query?: {
+                /** @description a string to be decoded into a number */
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebhookDeliveryPage */
+            200: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_too_large, request_too_large) */
+            413: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (invalid_request, invalid_audio, audio_too_long, model_not_available) */
+            422: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (rate_limited, quota_exceeded) */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (internal_error) */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (service_unavailable) */
+            503: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    "dashboardWebhooks.sendDashboardWebhookTest": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token (from login, signup or GET /v1/auth/csrf); required on unsafe methods, else 403 forbidden. */
+                "x-csrf-token"?: string;
+            };
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebhookDelivery */
+            202: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description Problem (invalid_request) */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (unauthorized) */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (forbidden, insufficient_scope, account_suspended, account_frozen) */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (not_found) */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (method_not_allowed) */
+            405: {
+                headers: {
+                    /** @description Identifies the request; equals `request_id` in a problem body. */
+                    "X-Request-Id"?: string;
+                    /** @description Bucket size. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the bucket. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Problem (file_not_ready, file_in_use, upload_expired, job_not_cancelable, job_not_succeeded, idempotency_key_reused) */
+            409: {
                 headers: {
                     /** @description Identifies the request; equals `request_id` in a problem body. */
                     "X-Request-Id"?: string;

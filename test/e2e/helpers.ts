@@ -229,7 +229,7 @@ export const expectIsoOrNull = (value: unknown) => {
 }
 
 const JOB_FIELDS = [
-  "id", "object", "task", "model", "status", "progress", "input", "options", "output", "cost", "receipt", "error", "mode",
+  "id", "object", "task", "model", "status", "progress", "input", "options", "output", "cost", "receipt", "report", "error", "mode",
   "created_at", "started_at", "finished_at"
 ]
 

@@ -135,8 +135,10 @@ describe("traces over OTLP/HTTP", () => {
     for (const span of [decode, denoised, encode]) expect(span.attributes["hush.audio_seconds"], span.name).toBeCloseTo(1, 1)
     expect(decode.attributes["hush.channels"]).toBe(1)
     expect(denoised.attributes["hush.channels"]).toBe(1)
-    expect(decode.attributes["hush.pcm_bytes"]).toBe(Number(decode.attributes["hush.audio_seconds"]) * 48_000 * 4)
-    expect(encode.attributes["hush.pcm_bytes"]).toBe(decode.attributes["hush.pcm_bytes"])
+    // decoded at the input's rate (8 kHz here); denoised and fed to the encoder at 48 kHz
+    expect(decode.attributes["hush.sample_rate"]).toBe(8_000)
+    expect(decode.attributes["hush.pcm_bytes"]).toBe(Number(decode.attributes["hush.audio_seconds"]) * 8_000 * 4)
+    expect(encode.attributes["hush.pcm_bytes"]).toBe(Number(encode.attributes["hush.audio_seconds"]) * 48_000 * 4)
     expect(encode.attributes["hush.format"]).toBe("mp3")
     expect(upload.attributes["hush.format"]).toBe("mp3")
     expect(upload.attributes["hush.bytes"]).toBe(job.json.output.size_bytes)
