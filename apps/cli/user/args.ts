@@ -9,7 +9,7 @@ export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
 export const JOB_STATUSES = ["queued", "processing", "succeeded", "failed", "canceled"] as const
 
 /**
- * What the process exits with (README, "Command line"): scripts branch on these, so each
+ * What the process exits with (docs/cli.md, the exit codes): scripts branch on these, so each
  * number keeps its meaning.
  */
 export const EXIT = {
