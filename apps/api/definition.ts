@@ -27,6 +27,7 @@ import { PaymentWebhookGroup } from "./groups/payments.js"
 import { WebhooksGroup } from "./groups/webhooks.js"
 import { describeProblems } from "./openapi.js"
 import { OperationsGroup } from "./operations/group.js"
+import { HUSH_VERSION } from "../../core/version.js"
 
 /** JSON bodies are decoded strictly (edge/strict.ts): an unknown field is `422 invalid_request`. */
 const strict = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ parseOptions: STRICT }) as S
@@ -190,7 +191,7 @@ export const HushApi = HttpApi.make("hush")
   .annotate(HttpApi.AdditionalSchemas, [CompleteIn])
   .annotate(OpenApi.Transform, describeProblems)
   .annotate(OpenApi.Title, "Hush audio denoising API")
-  .annotate(OpenApi.Version, "1.0.0")
+  .annotate(OpenApi.Version, HUSH_VERSION)
   .annotate(OpenApi.Description, "Upload audio through signed URLs, run denoise jobs, download clean MP3s. Billed per second from prepaid credit.")
 
 export { CompleteIn }

@@ -27,8 +27,7 @@ import { FakeCheckoutRoutes } from "./fake-checkout.js"
 import { pageRoutes } from "./pages.js"
 import { StatusProbeLive } from "./status.js"
 import { webRoutes } from "./web.js"
-
-export const VERSION = "1.0.0"
+import { HUSH_VERSION } from "../../core/version.js"
 
 /**
  * The reference at /docs makes no third-party call and works offline: the script is inlined
@@ -69,7 +68,7 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
       DrainingLive,
       Layer.succeed(MetricsAccess, options.metrics ?? { token: Option.none(), ownPort: false }),
       StatusProbeLive({ gpuConfigured: options.gpuConfigured }),
-      Layer.succeed(ServerInfo, { version: VERSION, env: options.env })
+      Layer.succeed(ServerInfo, { version: HUSH_VERSION, env: options.env })
     ))
   )
   const api = HttpApiBuilder.api(HushApi).pipe(

@@ -14,6 +14,7 @@ import type { PasswordHasher } from "../../core/ports/password-hasher.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
 import type { apiLayer as ApiLayer } from "../api/server.js"
 import { JobQueuedLive } from "../../core/services/job-queued.js"
+import { HUSH_VERSION } from "../../core/version.js"
 import { WorkerLive, type WorkerOptions } from "../worker/background.js"
 import { type HushConfig, loadConfig } from "./config.js"
 import { signedUrlOrigins } from "../../adapters/s3/config.js"
@@ -23,8 +24,6 @@ import { DEFAULT_OBSERVABILITY, loggingLayer } from "./observability.js"
 import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "./layers.js"
 import { type DeploymentKeys, loadOrCreateKeys, secureDataDir } from "./secrets.js"
 
-/** The `service.version` of exported spans (apps/api/server.ts VERSION; not imported: a worker never loads the API). */
-const HUSH_VERSION = "1.0.0"
 
 export interface ComposeOptions {
   /** The model runners this deployment has (default: those of the configuration). */

@@ -137,7 +137,7 @@ describe("hush denoise, test mode", { timeout: 120_000 }, () => {
 describe("exit codes", { timeout: 120_000 }, () => {
   it("0 and 2 through the package bin (`npx hush`): --version, no command", async () => {
     const [version, bare] = await Promise.all([hush(["--version"], env(), "bin/hush.mjs"), hush([], env(), "bin/hush.mjs")])
-    expect(version).toMatchObject({ code: 0, stdout: "hush 0.1.0\n" })
+    expect(version).toMatchObject({ code: 0, stdout: "hush 1.0.0\n" })
     expect(bare.code).toBe(2)
     expect(bare.stdout).toContain("usage: hush <command>")
   })

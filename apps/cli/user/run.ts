@@ -9,14 +9,13 @@ import { HushApiError, makeHushClient, type HushClient } from "../../client/inde
 import { EXIT, exitCodeOf, parseUserArgs, type UserCommand, USAGE, UsageError } from "./args.js"
 import { CliOutcome, denoise } from "./denoise.js"
 import { formatCredits, formatJob, formatJobPage, formatModels } from "./format.js"
+import { HUSH_VERSION } from "../../../core/version.js"
 
 export interface CliIo {
   readonly env: NodeJS.ProcessEnv
   readonly stdout: NodeJS.WriteStream
   readonly stderr: NodeJS.WriteStream
 }
-
-const VERSION = "0.1.0"
 
 const printProblem = (io: CliIo, json: boolean, error: HushApiError) => {
   io.stderr.write(`error: ${error.title}: ${error.detail}\n`)
@@ -57,7 +56,7 @@ const runCommand = (command: Exclude<UserCommand, { _tag: "Help" }>, hush: HushC
 
 export const runUserCommand = async (argv: ReadonlyArray<string>, io: CliIo = { env: process.env, stdout: process.stdout, stderr: process.stderr }): Promise<number> => {
   if (argv[0] === "--version") {
-    io.stdout.write(`hush ${VERSION}\n`)
+    io.stdout.write(`hush ${HUSH_VERSION}\n`)
     return EXIT.ok
   }
   let command: UserCommand
@@ -79,7 +78,7 @@ export const runUserCommand = async (argv: ReadonlyArray<string>, io: CliIo = { 
   const baseUrl = io.env.HUSH_BASE_URL?.trim() || "http://localhost:8787"
   let phase = ""
   const program = Effect.gen(function*() {
-    const hush = yield* makeHushClient({ apiKey, baseUrl, userAgent: `hush-cli/${VERSION}` })
+    const hush = yield* makeHushClient({ apiKey, baseUrl, userAgent: `hush-cli/${HUSH_VERSION}` })
     return yield* runCommand(command, hush, io, (next) => {
       phase = next
     })
