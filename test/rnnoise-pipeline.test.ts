@@ -72,7 +72,7 @@ const decodedInput = (input: string) => Effect.promise(() => decodeToFloat(path(
 /** Noise-only stretches ≥ 30 dB quieter, speech within 2 dB, in one channel; `y` is realigned by `lag`. */
 const expectDenoised = (x: Float32Array, y: Float32Array, lag: number) => {
   // a lag of a sample or two either way (the MP3's own blur): y moved back by it
-  const aligned = lag >= 0 ? y.subarray(lag) : new Float32Array(y.length - lag).fill(0, 0, -lag).map((v, i) => i < -lag ? 0 : y[i + lag]!)
+  const aligned = lag >= 0 ? y.subarray(lag) : new Float32Array(y.length - lag).fill(0, 0, -lag).map((_, i) => i < -lag ? 0 : y[i + lag]!)
   const { speech, noise } = spans(SECONDS)
   for (const [a, b] of noise) expect(levelDb(x, a, b) - levelDb(aligned, a, b), `noise ${a}–${b} s`).toBeGreaterThanOrEqual(30)
   for (const [a, b] of speech) expect(Math.abs(levelDb(x, a, b) - levelDb(aligned, a, b)), `speech ${a}–${b} s`).toBeLessThan(2)

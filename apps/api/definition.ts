@@ -7,10 +7,9 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import {
-  AccountFrozen, AccountSuspended, AudioTooLong, FileInUse, FileNotReady, FileTooLarge, IdempotencyKeyReused,
-  InsufficientCredit, InsufficientScope, InternalError, InvalidRequest, JobNotCancelable, JobNotSucceeded,
-  ModelNotAvailable, NotFound, OutputExpired, QuotaExceeded, RateLimited, RequestTooLarge, ServiceUnavailable,
-  Unauthorized, UnsupportedMediaType, UploadExpired
+  AccountSuspended, AudioTooLong, FileInUse, FileNotReady, FileTooLarge, InsufficientCredit, InsufficientScope,
+  InternalError, InvalidRequest, JobNotCancelable, JobNotSucceeded, ModelNotAvailable, NotFound, OutputExpired,
+  QuotaExceeded, RateLimited, RequestTooLarge, UnsupportedMediaType, UploadExpired
 } from "../../core/errors.js"
 import {
   CompleteIn, CreateIn, CreateOut, Credits, DenoiseIn, File, Health, Job, JobListParams, JobPage, MeOut, Model,

@@ -82,7 +82,7 @@ export const describeProblems = (spec: Json): Json => {
   const problem = problemDetailsSchema()
   for (const [name, definition] of Object.entries(problem.definitions)) spec.components.schemas[name] ??= definition
   spec.components.schemas.ProblemDetails = problem.schema
-  for (const [path, item] of Object.entries<Json>(spec.paths ?? {})) {
+  for (const item of Object.values<Json>(spec.paths ?? {})) {
     for (const [method, operation] of Object.entries<Json>(item)) {
       if (typeof operation !== "object" || operation === null || !("responses" in operation)) continue
       const keyed = Array.isArray(operation.security) && operation.security.length > 0

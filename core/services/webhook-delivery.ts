@@ -38,10 +38,10 @@ export const claimDueDeliveries = (owner: string, limit: number) =>
 export type AttemptOutcome = "delivered" | "retrying" | "failed" | "lease_lost" | "gone"
 
 /**
- * Saves what became of the attempt, if `owner` still holds the delivery's lease, with the
- * endpoint's failing streak (and its disabling) in the same transaction.
+ * Saves what became of the attempt (`attempt` refuses unless its owner still holds the
+ * delivery's lease), with the endpoint's failing streak (and its disabling) in the same transaction.
  */
-const finish = (deliveryId: string, owner: string, attempt: (delivery: WebhookDeliveryRecord, disabled: boolean) =>
+const finish = (deliveryId: string, attempt: (delivery: WebhookDeliveryRecord, disabled: boolean) =>
   Either.Either<WebhookDeliveryRecord, unknown>, sent: WebhookAttemptRecord | null) =>
   transactionally(Effect.gen(function*() {
     const repo = yield* WebhookRepo
@@ -72,7 +72,7 @@ export const deliver = (delivery: WebhookDeliveryRecord, owner: string) =>
     if (Option.isNone(endpoint)) return "gone" as const
     if (endpoint.value.status === "disabled") {
       const now = yield* Clock.currentTimeMillis
-      return yield* finish(delivery.id, owner, (d) => abandonDelivery(d, owner, now, "not sent: the endpoint is disabled"), null)
+      return yield* finish(delivery.id, (d) => abandonDelivery(d, owner, now, "not sent: the endpoint is disabled"), null)
     }
     const at = yield* Clock.currentTimeMillis
     const response = yield* sender.send({
@@ -84,7 +84,7 @@ export const deliver = (delivery: WebhookDeliveryRecord, owner: string) =>
       publicOnly: !sender.allowPrivate
     })
     const attempt = new WebhookAttemptRecord({ at, statusCode: response.statusCode, durationMs: Math.round(response.durationMs), error: response.error })
-    return yield* finish(delivery.id, owner, (d, disabled) => recordAttempt(d, owner, attempt, disabled), attempt)
+    return yield* finish(delivery.id, (d, disabled) => recordAttempt(d, owner, attempt, disabled), attempt)
   }).pipe(
     Effect.tap((outcome) => Metrics.count(Metrics.webhookDeliveries, { outcome })),
     Effect.withSpan("deliverWebhook", { attributes: { "hush.delivery_id": delivery.id } }),

@@ -3,7 +3,7 @@
  * job creation (under an inbound W3C traceparent) and one job run are checked: span names,
  * parent-child links, attributes. Without OTEL_EXPORTER_OTLP_ENDPOINT no tracer is installed.
  */
-import { ConfigProvider, Effect, Layer, Option, Redacted } from "effect"
+import { ConfigProvider, Effect, Option, Redacted } from "effect"
 import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadObservabilityConfig } from "../../apps/runtime/observability.js"
