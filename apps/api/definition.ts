@@ -24,7 +24,6 @@ import { DashboardWebhooksGroup } from "./groups/dashboard-webhooks.js"
 import { DashboardWorkGroup } from "./groups/dashboard-work.js"
 import { PaymentWebhookGroup } from "./groups/payments.js"
 import { WebhooksGroup } from "./groups/webhooks.js"
-import { describeProblems } from "./openapi.js"
 import { OperationsGroup } from "./operations/group.js"
 import { HUSH_VERSION } from "../../core/version.js"
 
@@ -188,7 +187,6 @@ export const HushApi = HttpApi.make("hush")
   .addError(InternalError)
   // CompleteIn is referenced by the complete endpoint's hand-written request body
   .annotate(HttpApi.AdditionalSchemas, [CompleteIn])
-  .annotate(OpenApi.Transform, describeProblems)
   .annotate(OpenApi.Title, "Hush audio denoising API")
   .annotate(OpenApi.Version, HUSH_VERSION)
   .annotate(OpenApi.Description, "Upload audio through signed URLs, run denoise jobs, download clean MP3s. Billed per second from prepaid credit.")

@@ -3,9 +3,14 @@
  * edge answers: every error is `application/problem+json` (RFC 9457), `invalid_request` is
  * 400 or 422, and every response carries `X-Request-Id` (and the rate-limit headers where
  * a bucket applies).
+ *
+ * The transform reads the edge's facts, which reflect `HushApi`; so it is attached here
+ * (`DescribedHushApi`), not in definition.ts, which would otherwise import itself back.
  */
+import { OpenApi } from "@effect/platform"
 import { JSONSchema } from "effect"
 import { ERROR_TABLE, ProblemDetails } from "../../core/errors.js"
+import { HushApi } from "./definition.js"
 import { type EndpointFacts, factsOfEndpoint } from "./edge/facts.js"
 
 type Json = Record<string, any>
@@ -152,3 +157,6 @@ const errorNames: Record<string, true> = Object.fromEntries([
   "HttpApiDecodeError",
   "Issue"
 ].map((name) => [name, true]))
+
+/** `HushApi` with the transform above: what /v1/openapi.json, /docs and the generated types describe. */
+export const DescribedHushApi = HushApi.annotate(OpenApi.Transform, describeProblems)

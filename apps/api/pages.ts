@@ -5,7 +5,7 @@
 import { HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform"
 import { Effect } from "effect"
 import { ERROR_TABLE, type ErrorCode } from "../../core/errors.js"
-import { HushApi } from "./definition.js"
+import { DescribedHushApi } from "./openapi.js"
 
 const ERROR_HELP: Record<ErrorCode, string> = {
   invalid_request: "A field is missing or bad, the body is not valid JSON, or a cursor is invalid. `detail` names the field. 400 for an unreadable body or a bad query parameter, 422 for a JSON body whose fields fail validation.",
@@ -50,7 +50,7 @@ const errorPage = (code: ErrorCode) => {
 /** `publicBaseUrl` (PUBLIC_BASE_URL) is the description's one server: clients generated from it call there. */
 export const pageRoutes = (publicBaseUrl: string) => HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
-    const spec = OpenApi.fromApi(HushApi.annotate(OpenApi.Servers, [{ url: publicBaseUrl, description: "This deployment of Hush" }]))
+    const spec = OpenApi.fromApi(DescribedHushApi.annotate(OpenApi.Servers, [{ url: publicBaseUrl, description: "This deployment of Hush" }]))
     yield* router.get("/v1/openapi.json", Effect.succeed(HttpServerResponse.unsafeJson(spec)))
     for (const code of Object.keys(ERROR_TABLE) as Array<ErrorCode>) {
       yield* router.get(`/errors/${code}`, Effect.succeed(HttpServerResponse.html(errorPage(code))))

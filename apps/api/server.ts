@@ -3,7 +3,7 @@ import { HttpApiBuilder, HttpApiScalar, HttpMiddleware } from "@effect/platform"
 import { Layer, Option } from "effect"
 import { BackgroundLive } from "./background.js"
 import { ServerInfo } from "./context.js"
-import { HushApi } from "./definition.js"
+import { DescribedHushApi } from "./openapi.js"
 import { EdgeLive } from "./edge/index.js"
 import { routeOfRequest } from "./edge/observe.js"
 import { EdgeRulesLive } from "./edge/rules.js"
@@ -71,7 +71,8 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
       Layer.succeed(ServerInfo, { version: HUSH_VERSION, env: options.env })
     ))
   )
-  const api = HttpApiBuilder.api(HushApi).pipe(
+  // the described API: /docs (HttpApiScalar) reads its OpenAPI from the served one
+  const api = HttpApiBuilder.api(DescribedHushApi).pipe(
     Layer.provide(handlers),
     Layer.provide(Layer.mergeAll(AuthenticationLive, BrowserOriginLive, DashboardSessionLive, EdgeRulesLive))
   )

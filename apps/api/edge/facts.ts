@@ -62,7 +62,7 @@ const build = () => {
 }
 
 let table: ReturnType<typeof build> | undefined
-/** Built on first use (HushApi imports the modules that import this one). */
+/** Built on first use, when the first request or the OpenAPI description asks. */
 const facts = () => (table ??= build())
 
 export const factsOfRoute = (method: string, path: string): EndpointFacts | undefined => facts().byRoute.get(routeKey(method, path))

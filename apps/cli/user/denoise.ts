@@ -17,7 +17,7 @@ import { formatReport } from "./format.js"
 import { contentTypeOf } from "./content-type.js"
 import { makeProgress, mib } from "./progress.js"
 import { readResumeState, removeResumeState, resumePath, type ResumeState, sendFile, writeResumeState } from "./upload.js"
-import type { CliIo } from "./run.js"
+import type { CliIo } from "./io.js"
 
 /** An outcome that is not an API problem: a rejected file, a failed or canceled job. */
 export class CliOutcome extends Data.TaggedError("CliOutcome")<{

@@ -8,14 +8,9 @@ import { Cause, Effect, Exit, Fiber, Option } from "effect"
 import { HushApiError, makeHushClient, type HushClient } from "../../client/index.js"
 import { EXIT, exitCodeOf, parseUserArgs, type UserCommand, USAGE, UsageError } from "./args.js"
 import { CliOutcome, denoise } from "./denoise.js"
+import type { CliIo } from "./io.js"
 import { formatCredits, formatJob, formatJobPage, formatModels } from "./format.js"
 import { HUSH_VERSION } from "../../../core/version.js"
-
-export interface CliIo {
-  readonly env: NodeJS.ProcessEnv
-  readonly stdout: NodeJS.WriteStream
-  readonly stderr: NodeJS.WriteStream
-}
 
 const printProblem = (io: CliIo, json: boolean, error: HushApiError) => {
   io.stderr.write(`error: ${error.title}: ${error.detail}\n`)
