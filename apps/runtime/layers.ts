@@ -165,11 +165,11 @@ export const denoiseProviderLayer = (config: HushConfig): Layer.Layer<DenoisePro
   ])
 }
 
-/** SMTP when `SMTP_URL` is set, else the dev outbox in DATA_DIR. */
+/** SMTP when `SMTP_URL` is set, else the dev outbox in DATA_DIR (each message logged with its links in development). */
 export const mailerLayer = (config: HushConfig): Layer.Layer<Mailer> => {
   const smtpUrl = config.accounts?.smtpUrl
   return smtpUrl === undefined
-    ? makeOutboxMailer(config.dataDir)
+    ? makeOutboxMailer(config.dataDir, { logLinks: config.env === "development" })
     : makeSmtpMailer({ url: smtpUrl, from: config.accounts?.mailFrom ?? DEFAULT_MAIL_FROM })
 }
 

@@ -1,4 +1,5 @@
 /** Rules every blob store shares: which object keys are acceptable, where a file's bytes live, how a download is named. */
+import { DEFAULT_OUTPUT_FORMAT, OUTPUT_FORMATS, type OutputFormat } from "../domain/denoise-options.js"
 
 /** Where uploads write: one object per file, read by nobody but `complete` (and swept). */
 export const STAGING_PREFIX = "staging/"
@@ -55,6 +56,14 @@ export const downloadStem = (filename: string): string => {
   const short = Array.from(stem).slice(0, MAX_DOWNLOAD_STEM).join("").trim()
   return short === "" ? "audio" : short
 }
+
+/**
+ * A job's download name: the input's name without its extension (made safe: downloadStem), then
+ * `.denoised.` and the format's extension (`interview.wav` → `interview.denoised.mp3`). The CLI
+ * names its output with it before it uploads, to refuse overwriting a file.
+ */
+export const outputFilename = (inputFilename: string, format: OutputFormat = DEFAULT_OUTPUT_FORMAT): string =>
+  `${downloadStem(inputFilename)}.denoised.${OUTPUT_FORMATS[format].extension}`
 
 const encodeRfc5987 = (value: string): string =>
   encodeURIComponent(value).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)

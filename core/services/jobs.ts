@@ -14,7 +14,7 @@ import { checkCanCreateJob, JobRules, maxFileBytes, priceAudio, requireReady, re
 import * as Wallet from "../wallet/wallet.js"
 import type { Actor } from "./caller.js"
 import { decodeCursor, encodeCursor } from "./cursor.js"
-import { downloadStem } from "../rules/storage.js"
+import { downloadStem, outputFilename } from "../rules/storage.js"
 import { ownedFile } from "./files.js"
 import { notifyJobQueued } from "./job-queued.js"
 import * as Metrics from "../observability/metrics.js"
@@ -217,10 +217,6 @@ export const jobsPage = (caller: JobOwner, request: JobListRequest) =>
       : null
     return { data: page, nextCursor }
   })
-
-/** The download name: the input's name without its extension (made safe: downloadStem), then `.denoised.` and the format's extension. */
-export const outputFilename = (inputFilename: string, format: OutputFormat = DEFAULT_OUTPUT_FORMAT): string =>
-  `${downloadStem(inputFilename)}.denoised.${OUTPUT_FORMATS[format].extension}`
 
 /** `GET /v1/jobs/{id}/output`: a fresh signed link valid for one hour. */
 export const getOutputLink = (caller: Actor, id: string) =>

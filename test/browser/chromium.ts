@@ -6,7 +6,8 @@
  * screenshot into `SCREENSHOTS` (a folder; `SCREENSHOTS=docs/screenshots` refreshes the
  * committed ones).
  */
-import AxeBuilder from "@axe-core/playwright"
+// the named export: 4.13's types are CommonJS, where the default is the module itself
+import { AxeBuilder } from "@axe-core/playwright"
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { type Browser, chromium, type Page } from "playwright-core"

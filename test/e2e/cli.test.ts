@@ -6,11 +6,17 @@
  * - test mode: a 3-second WAV denoised with one command, output = the test-mode sample;
  * - `--json` of every command parses; `--no-wait`; `jobs list|get|cancel`, `credits`, `models`;
  * - exit codes (apps/cli/user/args.ts) with the problem's title, detail and request_id printed;
+ * - checks before sending (decisions.md, Command line): an empty or unreadable input and an
+ *   existing output (without --force) are refused before any request; an unknown or retired
+ *   model and a live account short of a job's minimum before any upload;
+ * - test mode says what it is: the output is the sample clip and nothing was charged;
  * - a multipart upload (1 MiB parts on this server) interrupted by Ctrl-C once most parts are
  *   sent resumes on the next run without re-sending them; a connection cut halfway through a
  *   part is retried.
  */
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -71,7 +77,31 @@ describe("hush denoise, test mode", { timeout: 120_000 }, () => {
     expect(run.stderr).not.toMatch(/[\r\x1b]/)
     expect(run.stderr).toMatch(/^Uploading  100%/m)
     expect(run.stderr).toMatch(/^Denoising  100%  succeeded$/m)
-    expect(run.stderr).toMatch(/^Saved .*interview\.denoised\.mp3/m)
+    expect(run.stderr).toMatch(/^Saved .*interview\.denoised\.mp3$/m)
+    // a test key's output is not the caller's audio, and nothing was charged: said so, no "billed"
+    expect(run.stderr).toContain("Test mode: the output is Hush's sample clip, not your audio, and nothing was charged")
+    expect(run.stderr).not.toMatch(/billed|estimated/)
+  })
+
+  it("the same command again refuses to overwrite the output (exit 2, nothing sent); --force runs it", async () => {
+    proxy.puts.length = 0
+    const again = await hush(["denoise", path("interview.wav")], env())
+    expect(again.code).toBe(2)
+    expect(again.stderr).toBe(`error: ${path("interview.denoised.mp3")} already exists: pass --force to overwrite it, or -o to save elsewhere\n`)
+    expect(proxy.puts).toHaveLength(0)
+    await writeFile(path("interview.denoised.mp3"), "an older result")
+    const forced = await hush(["denoise", path("interview.wav"), "--force"], env())
+    expect(forced.code, forced.stderr).toBe(0)
+    expect(new Uint8Array(await readFile(path("interview.denoised.mp3")))).toEqual(SAMPLE_MP3)
+  })
+
+  it("jobs get of a test job says the output is the sample clip", async () => {
+    const run = await hush(["denoise", path("interview.wav"), "--no-wait"], env())
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stderr).toContain("Test mode: the output is Hush's sample clip")
+    const got = await hush(["jobs", "get", run.stdout.trim()], env())
+    expect(got.code, got.stderr).toBe(0)
+    expect(got.stdout).toMatch(/^note: +Test mode: the output is Hush's sample clip, not your audio, and nothing was charged/m)
   })
 
   it("--json prints one JSON document: the file, the succeeded job and the saved output", async () => {
@@ -160,11 +190,40 @@ describe("exit codes", { timeout: 120_000 }, () => {
     expectPrintedProblem(run.stderr, "unauthorized")
   })
 
-  it("4: not enough credit for a live job (nothing is charged, the file stays uploaded)", async () => {
-    const run = await hush(["denoise", path("interview.wav"), "--json"], env(account.liveKey))
+  it("4: not enough credit for a live job's minimum charge, refused before anything is uploaded", async () => {
+    proxy.puts.length = 0
+    const run = await hush(["denoise", path("interview.wav"), "-o", path("no-credit.mp3"), "--json"], env(account.liveKey))
+    expect(run.code).toBe(4)
+    expect(run.stderr).toBe(
+      "error: not enough credit: a job on xiph/rnnoise costs at least $0.001 (10 s at $0.0001 per second) and $0.00 is available\n" +
+      `  add credit at ${proxy.url}/dashboard/credits, then run the same command again\n`
+    )
+    expect(JSON.parse(run.stdout).error.code).toBe("insufficient_credit")
+    expect(proxy.puts).toHaveLength(0)
+  })
+
+  it("4: enough for the minimum but not for the audio's length: the API's problem, after the upload", async () => {
+    const { liveKey } = await server.createAccount(1_000)
+    await writeFile(path("twelve.wav"), tone(12))
+    const run = await hush(["denoise", path("twelve.wav"), "--json"], env(liveKey))
     expect(run.code).toBe(4)
     expectPrintedProblem(run.stderr, "insufficient_credit")
     expect(JSON.parse(run.stdout).error.code).toBe("insufficient_credit")
+  })
+
+  it("5: an unknown or a retired model, refused before anything is uploaded", async () => {
+    proxy.puts.length = 0
+    const [unknown, retired] = await Promise.all([
+      hush(["denoise", path("interview.wav"), "-o", path("m1.mp3"), "--model", "acme/nothing"], env()),
+      hush(["denoise", path("interview.wav"), "-o", path("m2.mp3"), "--model", "hush/denoise-pro", "--json"], env())
+    ])
+    expect(unknown.code).toBe(5)
+    expect(unknown.stderr).toMatch(/^error: there is no model 'acme\/nothing' here; usable: xiph\/rnnoise/)
+    expect(retired.code).toBe(5)
+    expect(retired.stderr).toMatch(/^error: model 'hush\/denoise-pro' is retired here \(listed, not usable\)/)
+    expect(JSON.parse(retired.stdout).error.code).toBe("model_not_available")
+    expect(unknown.stderr.trimEnd().split("\n").length).toBeLessThanOrEqual(2)
+    expect(proxy.puts).toHaveLength(0)
   })
 
   it("5: an input the API refuses (a media type; audio that does not decode)", async () => {
@@ -184,6 +243,50 @@ describe("exit codes", { timeout: 120_000 }, () => {
     const run = await hush(["jobs", "get", "job_doesnotexist"], env())
     expect(run.code).toBe(6)
     expectPrintedProblem(run.stderr, "not_found")
+  })
+})
+
+describe("checks before any request", { timeout: 60_000 }, () => {
+  /** A stand-in for the API that counts what reaches it: these refusals must send nothing. */
+  const counting = async () => {
+    let requests = 0
+    const listener = createServer((req, res) => {
+      requests++
+      res.writeHead(500).end()
+    })
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve))
+    return {
+      url: `http://127.0.0.1:${(listener.address() as AddressInfo).port}`,
+      requests: () => requests,
+      close: () => new Promise<void>((resolve) => listener.close(() => resolve()))
+    }
+  }
+
+  it("2: an empty input, a missing one, a folder, an existing output: one line each, no request", async () => {
+    const api = await counting()
+    try {
+      await writeFile(path("empty.wav"), "")
+      await mkdir(path("folder.wav"), { recursive: true })
+      await writeFile(path("taken.mp3"), "mine")
+      const at = { HUSH_BASE_URL: api.url }
+      const runs = await Promise.all([
+        hush(["denoise", path("empty.wav")], env(undefined, at)),
+        hush(["denoise", path("absent.wav")], env(undefined, at)),
+        hush(["denoise", path("folder.wav")], env(undefined, at)),
+        hush(["denoise", path("interview.wav"), "-o", path("taken.mp3")], env(undefined, at))
+      ])
+      expect(runs.map((r) => r.code)).toEqual([2, 2, 2, 2])
+      expect(runs.map((r) => r.stderr)).toEqual([
+        `error: ${path("empty.wav")} is empty (0 bytes): there is no audio to denoise\n`,
+        `error: cannot read ${path("absent.wav")}: no such file (ENOENT)\n`,
+        `error: ${path("folder.wav")} is not a file\n`,
+        `error: ${path("taken.mp3")} already exists: pass --force to overwrite it, or -o to save elsewhere\n`
+      ])
+      expect(api.requests()).toBe(0)
+      expect(await readFile(path("taken.mp3"), "utf8")).toBe("mine")
+    } finally {
+      await api.close()
+    }
   })
 })
 

@@ -2,8 +2,8 @@
  * `hush` as a user runs it, in its own process, with the environment a test gives
  * (HUSH_API_KEY, HUSH_BASE_URL, a cache dir of its own), stdout and stderr collected. It runs
  * the production build of apps/cli/main.ts (dist/app/cli.mjs, made by the tests' global
- * setup): `bin/hush.mjs` runs the same code from source through tsx, which starts several
- * times slower on a busy machine.
+ * setup), which `bin/hush.mjs` (the package's bin) runs too once it has checked the build is
+ * current.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"

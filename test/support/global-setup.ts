@@ -12,10 +12,10 @@
  * What it starts is handed to the test files as TEST_DATABASE_URL / TEST_REDIS_URL (the
  * workers inherit this process's environment) and stopped when the run ends.
  *
- * First it makes the production build (scripts/build.mjs, about a second), which the tests of
- * real processes run (test/support/process.ts), so that they test what `npm start` runs. That
- * includes the web dashboard's assets (dist/web, for the browser tests), built only when they
- * are missing or older than their sources (scripts/build-web.mjs keeps a hash of the inputs).
+ * First it makes the production build (scripts/build.mjs), which the tests of real processes
+ * run (test/support/process.ts), so that they test what `npm start` runs. That includes the web
+ * dashboard's assets (dist/web, for the browser tests). Each part is built only when one of its
+ * inputs changed since its last build (scripts/build-inputs.mjs keeps a manifest of them).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"

@@ -16,7 +16,7 @@ export const EXIT = {
   ok: 0,
   /** Anything unexpected: an answer that does not match the API, a local I/O fault. */
   failure: 1,
-  /** Bad arguments, no API key, an input that cannot be read. */
+  /** Bad arguments, no API key, an input that is missing, empty or unreadable, an output that exists (without --force). */
   usage: 2,
   /** The key is missing, unknown, revoked, lacks a scope, or the account is suspended or frozen. */
   auth: 3,
@@ -43,7 +43,7 @@ const BY_CODE: Record<string, number> = {
   invalid_audio: EXIT.refused, audio_too_long: EXIT.refused, model_not_available: EXIT.refused,
   not_found: EXIT.state, method_not_allowed: EXIT.state, file_not_ready: EXIT.state, file_in_use: EXIT.state, upload_expired: EXIT.state,
   job_not_cancelable: EXIT.state, job_not_succeeded: EXIT.state, output_expired: EXIT.state, idempotency_key_reused: EXIT.state,
-  rate_limited: EXIT.unavailable, quota_exceeded: EXIT.unavailable, service_unavailable: EXIT.unavailable, network_error: EXIT.unavailable,
+  rate_limited: EXIT.unavailable, quota_exceeded: EXIT.unavailable, service_unavailable: EXIT.unavailable, network_error: EXIT.unavailable, timeout: EXIT.unavailable,
   internal_error: EXIT.unavailable, provider_error: EXIT.unavailable
 }
 
@@ -53,8 +53,9 @@ export const exitCodeOf = (problem: { readonly code: string; readonly status: nu
 
 export const USAGE = `usage: hush <command> [options]
 
-  hush denoise <input> [-o out] [--model M] [--strength S] [--format F] [--loudness L] [--no-wait] [--json]
-      upload <input>, denoise it and download the result (resumes an interrupted upload)
+  hush denoise <input> [-o out] [--force] [--model M] [--strength S] [--format F] [--loudness L] [--no-wait] [--json]
+      upload <input>, denoise it and download the result (resumes an interrupted upload);
+      the output (default <input>.denoised.<format>, beside it) is not overwritten without --force
   hush jobs list [--status S] [--model M] [--limit N] [--cursor C] [--json]
   hush jobs get <job_id> [--json]
   hush jobs cancel <job_id> [--json]
@@ -63,7 +64,8 @@ export const USAGE = `usage: hush <command> [options]
   hush admin …            operator commands on the server's own store (hush admin --help)
 
 environment: HUSH_API_KEY (required except for models), HUSH_BASE_URL (default http://localhost:8787),
-  HUSH_CACHE_DIR (resume files; default ~/.cache/hush), HUSH_UPLOAD_CONCURRENCY (parts at once; default 4)
+  HUSH_CACHE_DIR (resume files; default ~/.cache/hush), HUSH_UPLOAD_CONCURRENCY (parts at once; default 4),
+  HUSH_TIMEOUT_MS (how long a request waits for its answer; default 30000)
 exit codes: 0 ok, 1 unexpected failure, 2 usage, 3 key or account refused, 4 insufficient credit,
   5 input or option refused, 6 not found or wrong state, 7 job failed, 8 job canceled,
   9 service busy or unreachable (retry later), 130 interrupted`
@@ -74,6 +76,8 @@ export interface DenoiseCommand {
   readonly _tag: "Denoise"
   readonly input: string
   readonly output: string | undefined
+  /** Overwrite the output when it exists. */
+  readonly force: boolean
   readonly model: string | undefined
   readonly strength: number | undefined
   readonly format: OutputFormat | undefined
@@ -141,6 +145,7 @@ export const parseUserArgs = (argv: ReadonlyArray<string>): UserCommand => {
   if (command === "denoise") {
     const { values, positionals } = parse(rest, {
       output: { type: "string", short: "o" },
+      force: { type: "boolean" },
       model: { type: "string" },
       strength: { type: "string" },
       format: { type: "string" },
@@ -155,6 +160,7 @@ export const parseUserArgs = (argv: ReadonlyArray<string>): UserCommand => {
       _tag: "Denoise",
       input: onePositional(positionals, "the input file"),
       output: values.output,
+      force: values.force === true,
       model: values.model,
       strength: number("strength", values.strength, 0, 1),
       format: format as OutputFormat | undefined,

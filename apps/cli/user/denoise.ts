@@ -1,30 +1,26 @@
 /**
- * `hush denoise <input>`: create the file, upload it (resumably), complete it, wait until it
- * is ready, create the job under an Idempotency-Key derived from the file and the options (a
- * rerun follows the same job instead of paying twice), follow it, download the output.
+ * `hush denoise <input>`: check before sending anything (apps/cli/user/preflight.ts), create
+ * the file, upload it (resumably), complete it, wait until it is ready, create the job under an
+ * Idempotency-Key derived from the file and the options (a rerun follows the same job instead
+ * of paying twice), follow it, download the output.
  */
-import { createWriteStream, renameSync, rmSync, statSync } from "node:fs"
-import { basename, dirname, join, resolve } from "node:path"
+import { createWriteStream, renameSync, rmSync } from "node:fs"
+import { basename } from "node:path"
 import { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import { createHash } from "node:crypto"
-import { Data, Duration, Effect } from "effect"
+import { Duration, Effect } from "effect"
 import { HushApiError, type HushClient, withIdempotencyKey } from "../../client/index.js"
 import { DenoiseIn } from "../../../core/schema/job.js"
 import type { File, Job } from "../../../core/schema/index.js"
 import { type DenoiseCommand, EXIT, UsageError } from "./args.js"
-import { formatReport } from "./format.js"
+import { formatReport, TEST_MODE_NOTE } from "./format.js"
 import { contentTypeOf } from "./content-type.js"
+import { CliOutcome } from "./outcome.js"
+import { checkInput, checkModelAndCredit, outputTarget } from "./preflight.js"
 import { makeProgress, mib } from "./progress.js"
 import { readResumeState, removeResumeState, resumePath, type ResumeState, sendFile, writeResumeState } from "./upload.js"
 import type { CliIo } from "./io.js"
-
-/** An outcome that is not an API problem: a rejected file, a failed or canceled job. */
-export class CliOutcome extends Data.TaggedError("CliOutcome")<{
-  readonly message: string
-  readonly exitCode: number
-  readonly json?: unknown
-}> {}
 
 const denoisePayload = (command: DenoiseCommand, fileId: string): DenoiseIn => {
   const output = {
@@ -51,15 +47,18 @@ const stillOpen = (state: ResumeState) => Date.parse(state.upload.expires_at) - 
 
 export const denoise = (command: DenoiseCommand, hush: HushClient, io: CliIo, onPhase: (phase: string) => void) =>
   Effect.gen(function*() {
-    const input = resolve(command.input)
-    const stat = yield* Effect.try({
-      try: () => statSync(input),
-      catch: (error) => new UsageError(`cannot read ${command.input}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
+    // 0. before any request: the input, the output, then the model and the credit
+    const { path: input, stat } = yield* Effect.try({
+      try: () => checkInput(command.input),
+      catch: (error) => (error instanceof UsageError ? error : new UsageError(String(error)))
     })
-    if (!stat.isFile()) return yield* Effect.fail(new UsageError(`${command.input} is not a file`))
-    const progress = makeProgress(io.stderr)
+    const target = command.wait
+      ? yield* Effect.try({ try: () => outputTarget(command, input), catch: (error) => (error instanceof UsageError ? error : new UsageError(String(error))) })
+      : undefined
     const apiKey = io.env.HUSH_API_KEY!.trim()
     const baseUrl = io.env.HUSH_BASE_URL?.trim() || "http://localhost:8787"
+    yield* checkModelAndCredit(command, hush, apiKey, baseUrl)
+    const progress = makeProgress(io.stderr)
     const statePath = resumePath(io.env, { path: input, size: stat.size, mtimeMs: stat.mtimeMs, baseUrl, apiKey })
     const interval = pollInterval(io.env)
 
@@ -135,12 +134,13 @@ export const denoise = (command: DenoiseCommand, hush: HushClient, io: CliIo, on
       removeResumeState(statePath)
       io.stdout.write(`${command.json ? JSON.stringify({ file: ready, job }) : job.id}\n`)
       progress.note(`Job ${job.id} is ${job.status}: follow it with hush jobs get ${job.id}`)
+      if (job.mode === "test") progress.note(TEST_MODE_NOTE)
       return EXIT.ok
     }
 
     // 5. follow it
     onPhase(`job ${job.id} keeps running; see it with hush jobs get ${job.id}`)
-    progress.note(`Job ${job.id} (${job.model}, ${job.cost.display} estimated)`)
+    progress.note(`Job ${job.id} (${job.model}, ${job.mode === "test" ? "test mode: nothing is charged" : `${job.cost.display} estimated`})`)
     while (job.status === "queued" || job.status === "processing") {
       progress.update("Denoising ", job.progress, 1, job.status)
       yield* Effect.sleep(Duration.millis(interval))
@@ -160,15 +160,17 @@ export const denoise = (command: DenoiseCommand, hush: HushClient, io: CliIo, on
     progress.update("Denoising ", 1, 1, "succeeded")
     progress.end()
 
-    // 6. the output
+    // 6. the output, to the name checked before the upload (the API's download name, or -o)
     const link = yield* hush.jobs.getJobOutput({ path: { job_id: job.id } })
-    const target = command.output === undefined ? join(dirname(input), link.filename) : resolve(command.output)
     onPhase(`download stopped; job ${job.id} succeeded: run the same command again to download it`)
-    const size = yield* download(link.url, target, (received, total) =>
+    const size = yield* download(link.url, target!, (received, total) =>
       progress.update("Downloading", received, total, `${mib(received)} of ${mib(total)}`))
     progress.end()
     removeResumeState(statePath)
-    progress.note(`Saved ${target} (${job.receipt.billable_seconds} s billed, ${job.cost.display})`)
+    if (job.mode === "test") {
+      progress.note(`Saved ${target}`)
+      progress.note(TEST_MODE_NOTE)
+    } else progress.note(`Saved ${target} (${job.receipt.billable_seconds} s billed, ${job.cost.display})`)
     const levels = formatReport(job)
     if (levels !== undefined) progress.note(`Levels: ${levels}`)
     io.stdout.write(`${command.json ? JSON.stringify({ file: ready, job, output: { path: target, size_bytes: size } }) : target}\n`)

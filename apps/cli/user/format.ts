@@ -1,6 +1,13 @@
 /** The human-readable forms of what the user commands print (`--json` prints the API's own JSON). */
 import type { Credits, Job, JobPage, ModelList } from "../../../core/schema/index.js"
 
+/**
+ * What a test job's result is (decisions.md, Denoise options, Test mode): said wherever the CLI
+ * shows one, so nobody takes the sample for their own audio or thinks they paid for it.
+ */
+export const TEST_MODE_NOTE =
+  "Test mode: the output is Hush's sample clip, not your audio, and nothing was charged (use a hush_live_ key to denoise your own audio)."
+
 const seconds = (value: number) => `${value.toFixed(1)} s`
 
 const signed = (value: number) => (value < 0 ? `−${(-value).toFixed(1)}` : value.toFixed(1))
@@ -22,6 +29,7 @@ export const formatJob = (job: Job): string => [
   ...(job.output === null ? [] : [`output:    ${job.output.format}, ${job.output.size_bytes} bytes${job.output.expires_at === null ? "" : `, until ${job.output.expires_at}`}`]),
   ...(job.report === null ? [] : [`report:    ${formatReport(job)}`]),
   ...(job.error === null ? [] : [`error:     ${job.error.code}: ${job.error.message}`]),
+  ...(job.mode === "test" ? [`note:      ${TEST_MODE_NOTE}`] : []),
   `created:   ${job.created_at}`,
   ...(job.finished_at === null ? [] : [`finished:  ${job.finished_at}`])
 ].join("\n")

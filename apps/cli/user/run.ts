@@ -5,21 +5,19 @@
  */
 import { FetchHttpClient } from "@effect/platform"
 import { Cause, Effect, Exit, Fiber, Option } from "effect"
-import { HushApiError, makeHushClient, type HushClient } from "../../client/index.js"
-import { EXIT, exitCodeOf, parseUserArgs, type UserCommand, USAGE, UsageError } from "./args.js"
-import { CliOutcome, denoise } from "./denoise.js"
-import type { CliIo } from "./io.js"
-import { formatCredits, formatJob, formatJobPage, formatModels } from "./format.js"
+import { makeHushClient, type HushClient } from "../../client/index.js"
 import { HUSH_VERSION } from "../../../core/version.js"
+import { EXIT, parseUserArgs, type UserCommand, USAGE, UsageError } from "./args.js"
+import { denoise } from "./denoise.js"
+import { describeFailure } from "./failure.js"
+import { formatCredits, formatJob, formatJobPage, formatModels } from "./format.js"
+import type { CliIo } from "./io.js"
+import { CliOutcome } from "./outcome.js"
 
-const printProblem = (io: CliIo, json: boolean, error: HushApiError) => {
-  io.stderr.write(`error: ${error.title}: ${error.detail}\n`)
-  io.stderr.write(`  code: ${error.code}${error.requestId === undefined ? "" : `  request_id: ${error.requestId}`}\n`)
-  if (json) {
-    io.stdout.write(`${JSON.stringify({
-      error: { status: error.status, code: error.code, title: error.title, detail: error.detail, request_id: error.requestId ?? null }
-    })}\n`)
-  }
+/** HUSH_TIMEOUT_MS: how long one request waits for its answer (the client's default otherwise). */
+const requestTimeout = (env: NodeJS.ProcessEnv): { readonly timeoutMs?: number } => {
+  const ms = Number(env.HUSH_TIMEOUT_MS)
+  return Number.isFinite(ms) && ms > 0 ? { timeoutMs: ms } : {}
 }
 
 const runCommand = (command: Exclude<UserCommand, { _tag: "Help" }>, hush: HushClient, io: CliIo, onPhase: (phase: string) => void) => {
@@ -73,7 +71,7 @@ export const runUserCommand = async (argv: ReadonlyArray<string>, io: CliIo = { 
   const baseUrl = io.env.HUSH_BASE_URL?.trim() || "http://localhost:8787"
   let phase = ""
   const program = Effect.gen(function*() {
-    const hush = yield* makeHushClient({ apiKey, baseUrl, userAgent: `hush-cli/${HUSH_VERSION}` })
+    const hush = yield* makeHushClient({ apiKey, baseUrl, userAgent: `hush-cli/${HUSH_VERSION}`, ...requestTimeout(io.env) })
     return yield* runCommand(command, hush, io, (next) => {
       phase = next
     })
@@ -95,24 +93,20 @@ export const runUserCommand = async (argv: ReadonlyArray<string>, io: CliIo = { 
     return EXIT.interrupted
   }
   const failure = Cause.failureOption(exit.cause)
-  if (Option.isSome(failure)) {
-    const error = failure.value
-    if (error instanceof HushApiError) {
-      printProblem(io, json, error)
-      return exitCodeOf(error)
-    }
-    if (error instanceof CliOutcome) {
-      io.stderr.write(`${error.message}\n`)
-      if (json && error.json !== undefined) io.stdout.write(`${JSON.stringify(error.json)}\n`)
-      return error.exitCode
-    }
-    if (error instanceof UsageError) {
-      io.stderr.write(`error: ${error.message}\n`)
-      return EXIT.usage
-    }
-    io.stderr.write(`error: an answer did not match the API: ${String(error)}\n`)
-    return EXIT.failure
+  if (Option.isSome(failure) && failure.value instanceof CliOutcome) {
+    io.stderr.write(`${failure.value.message}\n`)
+    if (json && failure.value.json !== undefined) io.stdout.write(`${JSON.stringify(failure.value.json)}\n`)
+    return failure.value.exitCode
   }
-  io.stderr.write(`error: ${Cause.pretty(exit.cause)}\n`)
-  return EXIT.failure
+  if (Option.isSome(failure) && failure.value instanceof UsageError) {
+    io.stderr.write(`error: ${failure.value.message}\n`)
+    return EXIT.usage
+  }
+  // a problem, a transport failure, an unexpected answer, or a defect: one or two lines
+  const error = Option.isSome(failure) ? failure.value : Cause.squash(exit.cause)
+  const reported = describeFailure(error, { baseUrl })
+  io.stderr.write(`${reported.message}\n`)
+  if (io.env.HUSH_DEBUG === "1") io.stderr.write(`${Cause.pretty(exit.cause)}\n`)
+  if (json) io.stdout.write(`${JSON.stringify(reported.json)}\n`)
+  return reported.exitCode
 }
