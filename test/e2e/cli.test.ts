@@ -250,7 +250,7 @@ describe("checks before any request", { timeout: 60_000 }, () => {
   /** A stand-in for the API that counts what reaches it: these refusals must send nothing. */
   const counting = async () => {
     let requests = 0
-    const listener = createServer((req, res) => {
+    const listener = createServer((_req, res) => {
       requests++
       res.writeHead(500).end()
     })
