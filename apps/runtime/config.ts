@@ -93,6 +93,8 @@ export type PaymentsConfig =
 export interface OAuthClientConfig {
   readonly clientId: string
   readonly clientSecret: Redacted.Redacted<string>
+  /** A local stand-in of the provider (tests only: adapters/oauth/providers.ts); never from the environment. */
+  readonly endpoints?: { readonly web: string; readonly api?: string | undefined } | undefined
 }
 
 /**
