@@ -7,13 +7,13 @@ import { HttpServer } from "@effect/platform"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer } from "effect"
 import * as NodeHttp from "../../adapters/node-http/server.js"
-import { requireFfmpegLayer } from "../runtime/preflight.js"
+import { requireFfmpegLayer, stopOnConfigError } from "../runtime/preflight.js"
 import { compose, loadDeployment } from "../runtime/root.js"
 import { createGatedServer, refuseUnavailable } from "./gated-server.js"
 import { apiLayer, errorsBaseUrlOf } from "./server.js"
 
 const program = Effect.gen(function*() {
-  const { config, keys } = yield* loadDeployment
+  const { config, keys } = yield* stopOnConfigError("Hush")(loadDeployment)
   const root = compose(config, keys)
   const httpServer = Layer.effectDiscard(HttpServer.logAddress).pipe(Layer.provideMerge(NodeHttp.layer(
     () => createGatedServer(refuseUnavailable(errorsBaseUrlOf(config.publicBaseUrl))),
