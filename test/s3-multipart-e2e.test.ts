@@ -105,7 +105,7 @@ describe("S3 multipart upload end to end (200 MiB, API as its own process)", () 
       PORT: String(port),
       DATA_DIR: dataDir,
       PUBLIC_BASE_URL: baseUrl,
-      HUSH_ENV: "test",
+      HUSH_ENV: "development",
       HUSH_STORE: "embedded",
       HUSH_WORKER: "off",
       S3_BUCKET: s3.bucket,

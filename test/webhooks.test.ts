@@ -7,8 +7,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, Fiber, Layer, Metric, MetricLabel, Option, TestClock } from "effect"
 import { Webhook } from "standardwebhooks"
+import { createServer as createNetServer, type AddressInfo } from "node:net"
 import { afterAll, beforeAll } from "vitest"
-import { makeWebhookSender } from "../adapters/webhook-http/sender.js"
+import { CONNECTION_FAILED, makeWebhookSender } from "../adapters/webhook-http/sender.js"
 import { runDeliveries } from "../apps/worker/webhooks.js"
 import { nonPublicReason } from "../adapters/webhook-http/addresses.js"
 import { WebhookAttemptRecord, WebhookEndpointRecord } from "../core/domain/records.js"
@@ -89,14 +90,30 @@ describe("the sender", () => {
 
   it("refuses a live attempt to a loopback address, literal or resolved, before connecting", async () => {
     const literal = await send(receiver.url, true)
-    expect(literal).toMatchObject({ statusCode: null, error: expect.stringMatching(/^refused: .*127\.0\.0\.1, a loopback address/) })
-    // a name that resolves to loopback at send time (DNS rebinding after the endpoint was checked)
+    expect(literal).toMatchObject({ statusCode: null, error: expect.stringMatching(/^refused: url host 127\.0\.0\.1 is a loopback address/) })
+    // a name that resolves to loopback at send time (DNS rebinding after the endpoint was checked); its address is not told
     const named = await send(`http://localhost:${receiver.port}/hooks`, true)
-    expect(named).toMatchObject({ statusCode: null, error: expect.stringMatching(/^refused: .*loopback/) })
+    expect(named).toMatchObject({ statusCode: null, error: "refused: url host 'localhost' resolves to a loopback address: endpoints must be publicly reachable" })
     expect(receiver.received).toHaveLength(0)
     // the same request in test mode goes through
     expect(await send(receiver.url, false)).toMatchObject({ statusCode: 200, error: null })
     expect(receiver.received).toHaveLength(1)
+  })
+
+  it("a connection that gets no HTTP answer says only that: refused and a TLS mismatch read the same, with no error code (no port scanner)", async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const probe = createNetServer().listen(0, "127.0.0.1", () => {
+        const port = (probe.address() as AddressInfo).port
+        probe.close(() => resolve(port))
+      })
+    })
+    const before = receiver.received.length
+    const refused = await send(`http://127.0.0.1:${closed}/hooks`, false)
+    // https:// to a plain-HTTP port: the TLS handshake fails
+    const tlsMismatch = await send(`https://127.0.0.1:${receiver.port}/hooks`, false)
+    for (const reply of [refused, tlsMismatch]) expect(reply).toMatchObject({ statusCode: null, error: CONNECTION_FAILED })
+    // the TLS handshake is not a request: nothing arrived
+    expect(receiver.received).toHaveLength(before)
   })
 
   it("does not follow redirects: a 3xx is a failed attempt", async () => {
@@ -245,6 +262,19 @@ describe("deliveries, driven by TestClock", () => {
         expect(log.every((d) => d.status !== "pending")).toBe(true)
       }).pipe(Effect.provide(environment))))
 
+  it.effect("an endpoint stored with a port outside 80, 443, 1024–65535 (before the rule) is never sent to: its delivery fails unsent", () =>
+    Effect.gen(function*() {
+      const { endpoint, accountId } = yield* withEndpoint("http://127.0.0.1:8080/hooks")
+      const repo = yield* WebhookRepo
+      yield* repo.updateEndpoint(new WebhookEndpointRecord({ ...endpoint, url: "http://127.0.0.1:22/hooks" }))
+      yield* emitTestEvent(accountId)
+      expect(yield* deliverDue("w1")).toEqual(["failed"])
+      const [delivery] = yield* repo.listDeliveries({ endpointId: endpoint.id, limit: 10 })
+      expect(delivery!.attempts.map((a) => [a.statusCode, a.error])).toEqual([
+        [null, "not sent: url port 22 is not allowed: webhook endpoints use port 80, 443 or 1024–65535"]
+      ])
+    }).pipe(Effect.provide(environment)))
+
   it.effect("a lapsed lease (a worker lost mid-attempt) is claimed again by another worker", () =>
     withReceiver(() => 200, (receiver) =>
       Effect.gen(function*() {
@@ -300,7 +330,7 @@ describe("events are written with their state change (outbox)", () => {
       const created = yield* createAccountWithKeys({ email: "failing@example.com", creditMicros: 10_000_000 })
       const caller = yield* authenticate(`Bearer ${created.liveKey}`)
       // live endpoints must be https://; the address rule is lifted (allowPrivate) in this environment
-      const endpoint = yield* createEndpoint(caller, { url: "https://127.0.0.1:9/hooks", events: ["job.failed"] })
+      const endpoint = yield* createEndpoint(caller, { url: "https://127.0.0.1:9999/hooks", events: ["job.failed"] })
       const newJob = Effect.gen(function*() {
         const file = makeFile({ accountId: caller.accountId, mode: "live", status: "ready", durationSeconds: 3, readyAt: Date.now() })
         yield* Effect.flatMap(FileRepo, (files) => files.insert(file))
@@ -327,7 +357,7 @@ describe("events are written with their state change (outbox)", () => {
 
   it.effect("a submitted test job is stored finished in one INSERT when nobody subscribes to job.succeeded; with a subscriber it waits for finishTestJob and its event; a cancel first stands", () =>
     Effect.gen(function*() {
-      const { caller, endpoint } = yield* withEndpoint("http://127.0.0.1:9/unused", ["job.succeeded"])
+      const { caller, endpoint } = yield* withEndpoint("http://127.0.0.1:9999/unused", ["job.succeeded"])
       const repo = yield* WebhookRepo
       const jobs = yield* JobRepo
       const file = makeFile({ accountId: caller.accountId, mode: "test", status: "ready", durationSeconds: 3, readyAt: Date.now() })
@@ -364,7 +394,7 @@ describe("events are written with their state change (outbox)", () => {
 
   it.effect("a cancel emits job.canceled; a failed transaction emits nothing", () =>
     Effect.gen(function*() {
-      const { caller, endpoint } = yield* withEndpoint("http://127.0.0.1:9/unused", ["job.canceled", "job.succeeded"])
+      const { caller, endpoint } = yield* withEndpoint("http://127.0.0.1:9999/unused", ["job.canceled", "job.succeeded"])
       const file = makeFile({ accountId: caller.accountId, mode: "test", status: "ready", durationSeconds: 3, readyAt: Date.now() })
       yield* Effect.flatMap(FileRepo, (files) => files.insert(file))
       const job = yield* createDenoiseJob(caller, { file: file.id, model: null })

@@ -91,6 +91,11 @@ export const MemoryOAuthRepo = Layer.effect(OAuthRepo, Effect.map(MemoryDb, (db)
         values(s.oauthIdentities).some((i) => i.userId === identity.userId && i.provider === identity.provider)
       return taken ? ["taken" as const, s] : ["inserted" as const, set(s, "oauthIdentities", id, identity)]
     }),
+  deleteIdentitiesOf: (userId) =>
+    db.modify((s) => {
+      const kept = HashMap.filter(s.oauthIdentities, (i) => i.userId !== userId)
+      return [HashMap.size(s.oauthIdentities) - HashMap.size(kept), { ...s, oauthIdentities: kept }] as const
+    }),
   identitiesOf: (userId) =>
     db.read((s) => values(s.oauthIdentities).filter((i) => i.userId === userId).sort((a, b) => a.createdAt - b.createdAt))
 })))

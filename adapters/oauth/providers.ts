@@ -1,9 +1,11 @@
 /**
  * The OAuth providers of decisions.md with `arctic`: GitHub, Google, and any OpenID Connect
- * issuer (discovery from `OIDC_ISSUER`). Every flow is the authorization code flow with state
- * and PKCE (S256); the redirect URI is `{PUBLIC_BASE_URL}/v1/auth/oauth/{provider}/callback`.
- * The profile comes from the provider's API with the access token (OIDC: the userinfo
- * endpoint; GitHub: /user and its verified primary address).
+ * issuer (discovery from `OIDC_ISSUER`); each answers the address it vouches for, or says it
+ * does not (decisions.md, OAuth identities; core/services/oauth.ts refuses those). Every
+ * flow is the authorization code flow with state and PKCE (S256); the redirect URI is
+ * `{PUBLIC_BASE_URL}/v1/auth/oauth/{provider}/callback`. The profile comes from the provider's
+ * API with the access token (Google and OIDC: the userinfo endpoint and its `email_verified`;
+ * GitHub: /user and /user/emails, its primary address and whether it is verified).
  *
  * arctic builds the authorization URLs (state, S256 challenge) and reads the token answers; the
  * token request itself is sent here. arctic's own sets `Content-Length` by hand, and once
@@ -11,7 +13,7 @@
  * Node 20's fetch sends that header doubled ("n, n"), which undici 7 refuses: every exchange
  * would fail with "invalid content-length header".
  */
-import { CodeChallengeMethod, Google, OAuth2Client, OAuth2Tokens } from "arctic"
+import { CodeChallengeMethod, OAuth2Client, OAuth2Tokens } from "arctic"
 import { Duration, Effect, Layer, Option, Redacted, Ref } from "effect"
 import type { OAuthProviderName } from "../../core/domain/users.js"
 import { type OAuthClient, OAuthFailure, type OAuthProfile, OAuthProviders } from "../../core/ports/oauth.js"
@@ -19,6 +21,13 @@ import { type OAuthClient, OAuthFailure, type OAuthProfile, OAuthProviders } fro
 export interface OAuthCredentials {
   readonly clientId: string
   readonly clientSecret: Redacted.Redacted<string>
+  /**
+   * Where the provider is, when not at its public addresses: a local stand-in that speaks the
+   * provider's protocol (the tests' servers). GitHub: `web` serves /login/oauth/*, `api` serves
+   * /user and /user/emails. Google: `web` serves /authorize, /token and /userinfo. Not read
+   * from the environment.
+   */
+  readonly endpoints?: { readonly web: string; readonly api?: string | undefined } | undefined
 }
 
 export interface OAuthSettings {
@@ -72,7 +81,10 @@ const exchangeCode = (
     return new OAuth2Tokens(data)
   })
 
-/** An OpenID Connect userinfo document → profile. */
+/**
+ * An OpenID Connect userinfo document → profile. The address counts only with `email_verified`
+ * true (some issuers send the string "true"); absent, false or anything else is unverified.
+ */
 const profileOfUserinfo = (info: any): OAuthProfile => {
   if (typeof info?.sub !== "string" || info.sub === "") throw new Error("the userinfo has no subject")
   return {
@@ -108,28 +120,29 @@ const pkceClient = (options: {
   }
 }
 
-const githubProfile = async (accessToken: string): Promise<OAuthProfile> => {
-  const user = await getJson("https://api.github.com/user", accessToken)
+/**
+ * GitHub's profile: the id from /user, the address from /user/emails, and only the primary one
+ * (decisions.md, OAuth identities): /user's `email` is whatever public address the person
+ * typed, never checked by GitHub; another verified address is not the one they sign in as.
+ */
+const githubProfile = async (apiBase: string, accessToken: string): Promise<OAuthProfile> => {
+  const user = await getJson(`${apiBase}/user`, accessToken)
   if (typeof user?.id !== "number" && typeof user?.id !== "string") throw new Error("GitHub's /user has no id")
-  const emails = await getJson("https://api.github.com/user/emails", accessToken) as ReadonlyArray<{ email: string; primary: boolean; verified: boolean }>
-  const primary = emails.find((e) => e.primary) ?? null
-  return { subject: String(user.id), email: primary?.email ?? null, emailVerified: primary?.verified === true }
+  const emails: unknown = await getJson(`${apiBase}/user/emails`, accessToken)
+  if (!Array.isArray(emails)) throw new Error("GitHub's /user/emails is not a list")
+  const primary = emails.find((e) => e?.primary === true)
+  return {
+    subject: String(user.id),
+    email: typeof primary?.email === "string" ? primary.email : null,
+    emailVerified: primary?.verified === true
+  }
 }
 
-const GOOGLE_TOKEN_ENDPOINT = "https://oauth2.googleapis.com/token"
-
-const googleClient = (credentials: OAuthCredentials, redirectUri: string): OAuthClient => {
-  const google = new Google(credentials.clientId, Redacted.value(credentials.clientSecret), redirectUri)
-  return {
-    authorizationUrl: ({ state, codeVerifier }) =>
-      Effect.succeed(google.createAuthorizationURL(state, codeVerifier, ["openid", "email", "profile"]).toString()),
-    exchange: ({ code, codeVerifier }) =>
-      Effect.gen(function*() {
-        const tokens = yield* exchangeCode(GOOGLE_TOKEN_ENDPOINT, { credentials, redirectUri }, code, codeVerifier)
-        return yield* attempt("the profile could not be read", async () =>
-          profileOfUserinfo(await getJson("https://openidconnect.googleapis.com/v1/userinfo", tokens.accessToken())))
-      })
-  }
+const GITHUB = { web: "https://github.com", api: "https://api.github.com" }
+const GOOGLE = {
+  authorization: "https://accounts.google.com/o/oauth2/v2/auth",
+  token: "https://oauth2.googleapis.com/token",
+  userinfo: "https://openidconnect.googleapis.com/v1/userinfo"
 }
 
 /** `{issuer}/.well-known/openid-configuration`, read once (retried after a failure). */
@@ -162,15 +175,28 @@ export const makeOAuthProviders = (settings: OAuthSettings) =>
   Layer.effect(OAuthProviders, Effect.gen(function*() {
     const clients = new Map<OAuthProviderName, OAuthClient>()
     if (settings.github !== undefined) {
+      const web = settings.github.endpoints?.web ?? GITHUB.web
+      const api = settings.github.endpoints?.api ?? GITHUB.api
       clients.set("github", pkceClient({
         credentials: settings.github,
         redirectUri: redirectUriOf(settings.publicBaseUrl, "github"),
         scopes: ["read:user", "user:email"],
-        endpoints: Effect.succeed({ authorization: "https://github.com/login/oauth/authorize", token: "https://github.com/login/oauth/access_token" }),
-        profile: (accessToken) => githubProfile(accessToken)
+        endpoints: Effect.succeed({ authorization: `${web}/login/oauth/authorize`, token: `${web}/login/oauth/access_token` }),
+        profile: (accessToken) => githubProfile(api, accessToken)
       }))
     }
-    if (settings.google !== undefined) clients.set("google", googleClient(settings.google, redirectUriOf(settings.publicBaseUrl, "google")))
+    if (settings.google !== undefined) {
+      const web = settings.google.endpoints?.web
+      clients.set("google", pkceClient({
+        credentials: settings.google,
+        redirectUri: redirectUriOf(settings.publicBaseUrl, "google"),
+        scopes: ["openid", "email", "profile"],
+        endpoints: Effect.succeed(web === undefined
+          ? GOOGLE
+          : { authorization: `${web}/authorize`, token: `${web}/token`, userinfo: `${web}/userinfo` }),
+        profile: async (accessToken, endpoints) => profileOfUserinfo(await getJson(endpoints.userinfo!, accessToken))
+      }))
+    }
     if (settings.oidc !== undefined) {
       clients.set("oidc", pkceClient({
         credentials: settings.oidc,

@@ -132,6 +132,8 @@ const OAUTH_IDENTITY = statement(["provider", "subject"], (p) =>
 const OAUTH_IDENTITY_INSERT = `${oauthIdentities.insert} ON CONFLICT DO NOTHING RETURNING 1`
 const OAUTH_IDENTITIES_OF = statement(["userId"], (p) =>
   `SELECT ${oauthIdentities.columns} FROM oauth_identities WHERE user_id = ${p.userId} ORDER BY created_at, provider`)
+const OAUTH_IDENTITIES_DELETE = statement(["userId"], (p) =>
+  `WITH gone AS (DELETE FROM oauth_identities WHERE user_id = ${p.userId} RETURNING 1) SELECT count(*) AS n FROM gone`)
 
 export const PostgresOAuthRepo = Layer.effect(OAuthRepo, Effect.map(repositoryStatements, (q) => ({
   insertState: (state) => Effect.asVoid(q.rows("OAuthRepo.insertState", oauthStates.insert, oauthStates.params(state))),
@@ -143,6 +145,7 @@ export const PostgresOAuthRepo = Layer.effect(OAuthRepo, Effect.map(repositorySt
       q.rows("OAuthRepo.insertIdentity", OAUTH_IDENTITY_INSERT, oauthIdentities.params(identity)),
       (rows) => (rows.length === 1 ? "inserted" as const : "taken" as const)
     ),
+  deleteIdentitiesOf: (userId) => Effect.map(q.rows("OAuthRepo.deleteIdentitiesOf", OAUTH_IDENTITIES_DELETE, [userId]), countOf),
   identitiesOf: (userId) => q.many("OAuthRepo.identitiesOf", OAUTH_IDENTITIES_OF, [userId], oauthIdentities.decode)
 })))
 

@@ -28,19 +28,23 @@ const firstNonPublic = (addresses: ReadonlyArray<string>) => {
   return null
 }
 
+/**
+ * An IP literal is named as given; a name's resolved address is not told (only its kind), so
+ * the refusal does not map the service's internal names to their addresses.
+ */
 const refusal = (host: string, found: { readonly address: string; readonly reason: string }) =>
-  `url host '${host}' resolves to ${found.address}, a ${found.reason} address: live-mode endpoints must be publicly reachable`
+  isIP(host) !== 0 ? `url host ${host} is a ${found.reason} address` : `url host '${host}' resolves to a ${found.reason} address`
 
 /** Resolves and checks every address of the host; the addresses, or why they are refused. */
 const vetHost = async (hostname: string): Promise<ReadonlyArray<LookupAddress>> => {
   const host = bare(hostname)
   const family = isIP(host)
-  const addresses = family !== 0 ? [{ address: host, family }] : await resolveAll(host).catch((error: NodeJS.ErrnoException) => {
-    throw new EndpointRefused({ reason: `url host '${host}' cannot be resolved (${error.code ?? error.message})` })
+  const addresses = family !== 0 ? [{ address: host, family }] : await resolveAll(host).catch(() => {
+    throw new EndpointRefused({ reason: `url host '${host}' cannot be resolved`, nonPublic: false })
   })
-  if (addresses.length === 0) throw new EndpointRefused({ reason: `url host '${host}' has no address` })
+  if (addresses.length === 0) throw new EndpointRefused({ reason: `url host '${host}' has no address`, nonPublic: false })
   const found = firstNonPublic(addresses.map((a) => a.address))
-  if (found !== null) throw new EndpointRefused({ reason: refusal(host, found) })
+  if (found !== null) throw new EndpointRefused({ reason: refusal(host, found), nonPublic: true })
   return addresses
 }
 
@@ -55,11 +59,19 @@ const publicLookup: LookupFunction = (hostname, options, callback) => {
   )
 }
 
-const describe = (error: unknown): string => {
-  if (error instanceof EndpointRefused) return `refused: ${error.reason}`
-  const e = error as NodeJS.ErrnoException
-  return `connection failed: ${e.code ?? e.message}`
-}
+/** What the deliveries log says when no HTTP answer came back. */
+export const CONNECTION_FAILED = "connection failed: no HTTP answer (refused, unreachable, reset or TLS failure)"
+
+/**
+ * The deliveries log is read by whoever owns the endpoint: a connection error says only that it
+ * failed, never which (refused, reset, host unreachable, a TLS alert), which would tell a port
+ * scanner what listens where. The log keeps the duration, as decisions.md has it; the address
+ * and port rules bound what such an endpoint may reach at all.
+ */
+const describe = (error: unknown): string =>
+  !(error instanceof EndpointRefused)
+    ? CONNECTION_FAILED
+    : `refused: ${error.reason}${error.nonPublic ? ": endpoints must be publicly reachable" : ""}`
 
 const sendOnce = (request: WebhookRequest) =>
   Effect.async<WebhookResponse>((resume) => {
@@ -77,9 +89,8 @@ const sendOnce = (request: WebhookRequest) =>
     const literal = bare(url.hostname)
     const literalReason = request.publicOnly && isIP(literal) !== 0 ? nonPublicReason(literal) : null
     if (literalReason !== null) {
-      resume(Effect.succeed({
-        statusCode: null, durationMs: elapsed(), error: `refused: ${refusal(literal, { address: literal, reason: literalReason })}`
-      }))
+      const refused = new EndpointRefused({ reason: refusal(literal, { address: literal, reason: literalReason }), nonPublic: true })
+      resume(Effect.succeed({ statusCode: null, durationMs: elapsed(), error: describe(refused) }))
       return
     }
     const send = url.protocol === "https:" ? httpsRequest : httpRequest
@@ -123,7 +134,7 @@ export const makeWebhookSender = (options: { readonly allowPrivate: boolean }) =
       publicOnly
         ? Effect.tryPromise({
           try: () => vetHost(new URL(url).hostname),
-          catch: (error) => (error instanceof EndpointRefused ? error : new EndpointRefused({ reason: String(error) }))
+          catch: (error) => (error instanceof EndpointRefused ? error : new EndpointRefused({ reason: String(error), nonPublic: false }))
         }).pipe(Effect.asVoid)
         : Effect.void,
     send: sendOnce

@@ -23,7 +23,9 @@ const page = (title: string, body: string) =>
   HttpServerResponse.text(
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
       `<title>${escapeHtml(title)} · Hush test payments</title></head><body><main>` +
-      `<p role="note">Test payment page of the embedded fake provider: no money moves.</p>${body}</main></body></html>`,
+      `<p role="note"><strong>Test payment page: no money moves.</strong> No card is asked for or charged; Pay adds the credit ` +
+      `for free. This page exists only while the server runs its embedded fake provider (PAYMENTS=fake), which a production ` +
+      `deployment (HUSH_ENV=production) refuses to start with.</p>${body}</main></body></html>`,
     { contentType: "text/html; charset=utf-8", headers: { "cache-control": "no-store", "x-frame-options": "DENY" } }
   )
 

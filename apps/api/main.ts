@@ -7,14 +7,14 @@ import { HttpServer } from "@effect/platform"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer } from "effect"
 import * as NodeHttp from "../../adapters/node-http/server.js"
-import { requireFfmpegLayer } from "../runtime/preflight.js"
+import { requireFfmpegLayer, stopOnConfigError } from "../runtime/preflight.js"
 import { compose, loadDeployment } from "../runtime/root.js"
 import { serviceAddresses, startMessage } from "./addresses.js"
 import { createGatedServer, refuseUnavailable } from "./gated-server.js"
 import { apiLayer, errorsBaseUrlOf } from "./server.js"
 
 const program = Effect.gen(function*() {
-  const { config, keys } = yield* loadDeployment
+  const { config, keys } = yield* stopOnConfigError("Hush")(loadDeployment)
   const root = compose(config, keys)
   // where to go next, on the address links use (not 0.0.0.0): the dashboard, /docs, the API
   const announce = Effect.flatMap(HttpServer.HttpServer, ({ address }) => {

@@ -5,6 +5,7 @@
  */
 import { Effect, Exit } from "effect"
 import { listOutbox, type OutboxMessage } from "../../adapters/mail/outbox.js"
+import { stopOnConfigError } from "../runtime/preflight.js"
 import { compose, loadDeployment } from "../runtime/root.js"
 import { parseArgs, runAdminCommand, UsageError, USAGE } from "./commands.js"
 
@@ -26,7 +27,7 @@ export const runAdmin = async (argv: ReadonlyArray<string>): Promise<number> => 
     if (error instanceof UsageError && error.message !== USAGE) console.error(USAGE)
     return 2
   }
-  const { config, keys } = Effect.runSync(loadDeployment)
+  const { config, keys } = Effect.runSync(stopOnConfigError("hush admin")(loadDeployment))
   if (parsed.command._tag === "MailList") {
     const messages = await listOutbox(config.dataDir, { to: parsed.command.to })
     console.log(parsed.json ? JSON.stringify(messages) : formatMail(messages))

@@ -93,6 +93,8 @@ export type PaymentsConfig =
 export interface OAuthClientConfig {
   readonly clientId: string
   readonly clientSecret: Redacted.Redacted<string>
+  /** A local stand-in of the provider (tests only: adapters/oauth/providers.ts); never from the environment. */
+  readonly endpoints?: { readonly web: string; readonly api?: string | undefined } | undefined
 }
 
 /**
@@ -201,10 +203,33 @@ const selector = (name: string, meaning: string) =>
       : Effect.succeed(Option.some(trimmed))
   })
 
+/** A value quoted in a start-up message: short, control characters shown as escapes. */
+const quoted = (value: string) => JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
+
+/**
+ * `HUSH_ENV` (decisions.md, Deployment settings): `development` when unset, else exactly
+ * `development` or `production`. Anything else stops start-up: `Production`, `prod`, `staging`
+ * or an empty value left by a template would otherwise run as development, with the fake
+ * payment provider's free credit.
+ */
+export const HUSH_ENVS = ["development", "production"] as const
+export type HushEnv = typeof HUSH_ENVS[number]
+
+export const loadHushEnv = Effect.flatMap(Config.option(Config.string("HUSH_ENV")), (value): Effect.Effect<HushEnv, ConfigError.ConfigError> => {
+  if (Option.isNone(value)) return Effect.succeed("development")
+  const env = HUSH_ENVS.find((known) => known === value.value)
+  return env !== undefined
+    ? Effect.succeed(env)
+    : Effect.fail(ConfigError.InvalidData(["HUSH_ENV"], `HUSH_ENV must be development or production, exactly; it is ${quoted(value.value)}`))
+})
+
+/** `PAYMENTS`: `stripe` or `fake` (the default), exactly; anything else stops start-up. */
 export const loadPaymentsConfig = Effect.gen(function*() {
   const chosen = (yield* present("PAYMENTS")) ?? "fake"
   if (chosen === "fake") return { provider: "fake" } satisfies PaymentsConfig
-  if (chosen !== "stripe") return yield* Effect.fail(ConfigError.InvalidData(["PAYMENTS"], "PAYMENTS must be stripe or fake"))
+  if (chosen !== "stripe") {
+    return yield* Effect.fail(ConfigError.InvalidData(["PAYMENTS"], `PAYMENTS must be stripe or fake, exactly; it is ${quoted(chosen)}`))
+  }
   const secretKey = yield* present("STRIPE_SECRET_KEY")
   const webhookSecret = yield* present("STRIPE_WEBHOOK_SECRET")
   if (secretKey === undefined || webhookSecret === undefined) {
@@ -227,7 +252,7 @@ export const loadPaymentsConfig = Effect.gen(function*() {
 })
 
 /** The fake provider credits without payment: a production deployment must not start with it. */
-export const checkPaymentsForEnv = (env: string, payments: PaymentsConfig) =>
+export const checkPaymentsForEnv = (env: HushEnv, payments: PaymentsConfig) =>
   env === "production" && payments.provider === "fake"
     ? Effect.fail(ConfigError.InvalidData(
       ["PAYMENTS"],
@@ -239,7 +264,7 @@ export const loadConfig = Effect.gen(function*() {
   const port = yield* Config.integer("PORT").pipe(Config.withDefault(8787))
   const dataDir = resolve(yield* Config.string("DATA_DIR").pipe(Config.withDefault("./.hush")))
   const publicBaseUrl = (yield* Config.string("PUBLIC_BASE_URL").pipe(Config.withDefault(`http://localhost:${port}`))).replace(/\/+$/, "")
-  const env = yield* Config.string("HUSH_ENV").pipe(Config.withDefault("development"))
+  const env = yield* loadHushEnv
   const databaseUrl = yield* selector("DATABASE_URL", "a PostgreSQL URL (postgres://user:password@host:5432/db)")
   const requested = yield* Config.option(Config.literal("memory", "embedded", "postgres")("HUSH_STORE"))
   const store: StoreKind = Option.getOrElse(requested, () => (Option.isSome(databaseUrl) ? "postgres" : "embedded"))

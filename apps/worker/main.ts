@@ -5,11 +5,11 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer } from "effect"
-import { requireFfmpegLayer } from "../runtime/preflight.js"
+import { requireFfmpegLayer, stopOnConfigError } from "../runtime/preflight.js"
 import { compose, loadDeployment } from "../runtime/root.js"
 
 const program = Effect.gen(function*() {
-  const { config, keys } = yield* loadDeployment
+  const { config, keys } = yield* stopOnConfigError("Hush worker")(loadDeployment)
   if (config.store !== "postgres") {
     console.error("A separate worker needs a shared database: set DATABASE_URL (PostgreSQL). On the embedded default, `npm start` already runs the worker in the API process.")
     return yield* Effect.sync(() => process.exit(2))

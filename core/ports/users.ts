@@ -56,6 +56,8 @@ export class OAuthRepo extends Context.Tag("hush/OAuthRepo")<OAuthRepo, {
   readonly findIdentity: (provider: OAuthProviderName, subject: string) => Effect.Effect<Option.Option<OAuthIdentityRecord>>
   /** Atomic: `taken` when the provider subject, or this provider for this user, is linked already. */
   readonly insertIdentity: (identity: OAuthIdentityRecord) => Effect.Effect<"inserted" | "taken">
+  /** Unlinks every identity of the user; how many there were. */
+  readonly deleteIdentitiesOf: (userId: string) => Effect.Effect<number>
   /** Oldest first. */
   readonly identitiesOf: (userId: string) => Effect.Effect<ReadonlyArray<OAuthIdentityRecord>>
 }>() {}

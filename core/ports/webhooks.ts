@@ -32,8 +32,12 @@ export class WebhookRepo extends Context.Tag("hush/WebhookRepo")<WebhookRepo, {
   readonly listDeliveries: (query: DeliveryPageQuery) => Effect.Effect<ReadonlyArray<WebhookDeliveryRecord>>
 }>() {}
 
-/** Why an endpoint URL is refused, for the caller (`422 invalid_request`) and the deliveries log. */
-export class EndpointRefused extends Data.TaggedError("EndpointRefused")<{ readonly reason: string }> {}
+/**
+ * Why an endpoint URL is refused, for the caller (`422 invalid_request`) and the deliveries log.
+ * `nonPublic`: the host is, or resolves to, an address the address rule refuses (which
+ * WEBHOOKS_ALLOW_PRIVATE lifts); otherwise it cannot be resolved.
+ */
+export class EndpointRefused extends Data.TaggedError("EndpointRefused")<{ readonly reason: string; readonly nonPublic: boolean }> {}
 
 export interface WebhookRequest {
   readonly url: string

@@ -55,7 +55,24 @@ export const checkEndpointUrl = (raw: string, mode: Mode, allowPrivate: boolean)
   }
   if (url.username !== "" || url.password !== "") return Either.left(invalid("url", "url must not carry a user name or password"))
   if (url.hostname === "") return Either.left(invalid("url", "url must name a host"))
+  const badPort = portRefusal(url)
+  if (badPort !== null) return Either.left(invalid("url", badPort))
   return Either.right(url)
+}
+
+/**
+ * decisions.md, Events: an endpoint's port is 80, 443 or 1024–65535, in either mode and
+ * whatever WEBHOOKS_ALLOW_PRIVATE says. The well-known ports below 1024 are other services'
+ * (SSH, SMTP, databases' neighbours): deliveries to them, and their log, would probe those
+ * services on any public host. Why the URL's port is refused, or null.
+ */
+export const portRefusal = (url: URL): string | null => {
+  // the URL parser leaves the scheme's default port out (https://h:443/ has port "")
+  if (url.port === "") return null
+  const port = Number(url.port)
+  return port === 80 || port === 443 || (port >= 1024 && port <= 65_535)
+    ? null
+    : `url port ${url.port} is not allowed: webhook endpoints use port 80, 443 or 1024–65535`
 }
 
 /** Unknown names are refused; duplicates collapse; the order is the spec's. */

@@ -3,7 +3,7 @@
  * (forgot, reset). Tokens are 256-bit secrets, stored hashed, single use, valid 24 hours
  * (verify) or 1 hour (reset); at most `mailsPerHour` of each kind per user and hour.
  */
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Either, Option } from "effect"
 import { AccountSettingsConfig } from "../domain/account-settings.js"
 import { type EmailTokenPurpose, EmailTokenRecord, UserRecord } from "../domain/users.js"
 import { InvalidRequest, RateLimited, ServiceUnavailable } from "../errors.js"
@@ -45,7 +45,7 @@ const issueLink = (user: UserRecord, purpose: EmailTokenPurpose) =>
     return `${settings.publicBaseUrl}/${PAGES[purpose]}?token=${secret}`
   })
 
-/** Signup and OAuth sign-in with an unverified address: the first verification mail (a failure is logged). */
+/** Signup: the first verification mail (a failure is logged). */
 export const sendVerification = (user: UserRecord) =>
   Effect.flatMap(issueLink(user, "verify_email"), (link) => sendQuietly(verificationMail(user.email, link)))
 
@@ -69,26 +69,50 @@ export const resendVerification = (user: UserRecord) =>
     )
   })
 
+/** The token's record as `use` left it, and whether this use was the one that used it (core/rules/email-tokens.ts). */
+const takeToken = (token: string, purpose: EmailTokenPurpose, now: number) =>
+  Effect.gen(function*() {
+    const found = isWellFormedSecret(token)
+      ? yield* Effect.flatMap(EmailTokenRepo, (tokens) => tokens.use(sha256Hex(token), purpose, now))
+      : Option.none()
+    return { found, use: checkTokenUse(found, now) }
+  })
+
+/** The user a used token was for, if the address it was sent to is still theirs. */
+const userOfToken = (record: EmailTokenRecord) =>
+  Effect.map(Effect.flatMap(UserRepo, (users) => users.get(record.userId)), (user) =>
+    Option.filter(user, (u) => emailKey(u.email) === emailKey(record.email)))
+
 /** Uses a token once; the user it was for, or `422 invalid_request` (used, expired, unknown, or the address changed). */
 const useToken = (token: string, purpose: EmailTokenPurpose) =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
-    const found = isWellFormedSecret(token)
-      ? yield* Effect.flatMap(EmailTokenRepo, (tokens) => tokens.use(sha256Hex(token), purpose, now))
-      : Option.none()
-    const record = yield* checkTokenUse(found, now)
-    const user = yield* Effect.flatMap(UserRepo, (users) => users.get(record.userId))
-    if (Option.isNone(user) || emailKey(user.value.email) !== emailKey(record.email)) return yield* unusableLink()
+    const record = yield* (yield* takeToken(token, purpose, now)).use
+    const user = yield* userOfToken(record)
+    if (Option.isNone(user)) return yield* unusableLink()
     return { user: user.value, now }
   })
 
-/** `POST /v1/auth/email/verify`. */
-export const verifyEmail = (token: string) =>
+/**
+ * `POST /v1/auth/email/verify`. A link used again is still `422`, except for its own user,
+ * signed in on this request, whose address is verified (decisions.md, OAuth identities): they
+ * clicked the mail twice, and the answer is that the address is confirmed.
+ */
+export const verifyEmail = (token: string, signedInUserId?: string | undefined) =>
   Effect.gen(function*() {
-    const { user, now } = yield* useToken(token, "verify_email")
+    const now = yield* Clock.currentTimeMillis
+    const { found, use } = yield* takeToken(token, "verify_email", now)
+    if (Either.isLeft(use)) {
+      const usedBefore = Option.filter(found, (record) => record.usedAt !== null && record.userId === signedInUserId)
+      const owner = Option.isSome(usedBefore) ? yield* userOfToken(usedBefore.value) : Option.none()
+      if (Option.isSome(owner) && isVerified(owner.value)) return
+      return yield* use.left
+    }
+    const user = yield* userOfToken(use.right)
+    if (Option.isNone(user)) return yield* unusableLink()
     yield* transactionally(Effect.gen(function*() {
-      if (!isVerified(user)) yield* Effect.flatMap(UserRepo, (users) => users.update(new UserRecord({ ...user, emailVerifiedAt: now })))
-      yield* Effect.flatMap(EmailTokenRepo, (tokens) => tokens.useAll(user.id, "verify_email", now))
+      if (!isVerified(user.value)) yield* Effect.flatMap(UserRepo, (users) => users.update(new UserRecord({ ...user.value, emailVerifiedAt: now })))
+      yield* Effect.flatMap(EmailTokenRepo, (tokens) => tokens.useAll(user.value.id, "verify_email", now))
     }))
   })
 

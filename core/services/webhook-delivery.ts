@@ -9,7 +9,7 @@ import { LimitsConfig } from "../domain/limits.js"
 import { WebhookAttemptRecord, type WebhookDeliveryRecord } from "../domain/records.js"
 import { transactionally } from "../ports/transactor.js"
 import { WebhookRepo, WebhookSender } from "../ports/webhooks.js"
-import { abandonDelivery, afterAttempt, claimDelivery, recordAttempt, releaseLease, signedHeaders } from "../rules/webhooks.js"
+import { abandonDelivery, afterAttempt, claimDelivery, portRefusal, recordAttempt, releaseLease, signedHeaders } from "../rules/webhooks.js"
 import * as Metrics from "../observability/metrics.js"
 
 /** An attempt ends well inside its lease, so no other worker sends it again while it runs. */
@@ -73,6 +73,12 @@ export const deliver = (delivery: WebhookDeliveryRecord, owner: string) =>
     if (endpoint.value.status === "disabled") {
       const now = yield* Clock.currentTimeMillis
       return yield* finish(delivery.id, (d) => abandonDelivery(d, owner, now, "not sent: the endpoint is disabled"), null)
+    }
+    // an endpoint stored before the port rule is not sent to either
+    const badPort = portRefusal(new URL(endpoint.value.url))
+    if (badPort !== null) {
+      const now = yield* Clock.currentTimeMillis
+      return yield* finish(delivery.id, owner, (d) => abandonDelivery(d, owner, now, `not sent: ${badPort}`), null)
     }
     const at = yield* Clock.currentTimeMillis
     const response = yield* sender.send({

@@ -12,7 +12,7 @@ import { InvalidRequest, NotFound } from "../errors.js"
 import { IdGenerator } from "../ports/ids.js"
 import { WalletRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
-import { WebhookRepo, WebhookSender } from "../ports/webhooks.js"
+import { type EndpointRefused, WebhookRepo, WebhookSender } from "../ports/webhooks.js"
 import { requireScope } from "../rules/keys.js"
 import {
   checkEndpointUrl, checkEventTypes, eventBody, MAX_WEBHOOK_DESCRIPTION_LENGTH, MAX_WEBHOOK_ENDPOINTS, subscribes,
@@ -55,6 +55,18 @@ const countLimit = (caller: Actor) =>
   })
 
 /**
+ * A refused address, for its caller (decisions.md, Events): the rule, the caller's own mode
+ * (test keys are anyone's, so test endpoints follow it too), and the setting that lifts it for
+ * local development.
+ */
+const refusedDetail = (refused: EndpointRefused, mode: Mode) =>
+  !refused.nonPublic
+    ? refused.reason
+    : `${refused.reason}: ${mode}-mode endpoints must be publicly reachable` +
+      (mode === "test" ? " too (anyone who signs up holds a test key)" : "") +
+      "; for local development, WEBHOOKS_ALLOW_PRIVATE=true on the server lifts this rule"
+
+/**
  * `POST /v1/webhook_endpoints`: checks the URL, then stores the endpoint. decisions.md requires
  * live endpoints to resolve to public addresses; test-mode ones must too, since anyone who
  * signs up holds a test key, and a test endpoint on an internal address would turn the
@@ -75,7 +87,7 @@ export const createEndpoint = (caller: Actor, request: NewEndpoint) =>
     }
     yield* countLimit(caller)
     yield* sender.vet(url.href, !sender.allowPrivate).pipe(
-      Effect.mapError((refused) => new InvalidRequest({ status: 422, field: "url", detail: refused.reason }))
+      Effect.mapError((refused) => new InvalidRequest({ status: 422, field: "url", detail: refusedDetail(refused, caller.mode) }))
     )
     const ids = yield* IdGenerator
     const endpoint = new WebhookEndpointRecord({

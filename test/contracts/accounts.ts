@@ -209,6 +209,14 @@ export const accountsContracts = (name: string, makeLayer: () => Layer.Layer<Acc
         expect(yield* oauth.insertIdentity(google)).toBe("inserted")
         expect(yield* oauth.identitiesOf("user_a")).toEqual([gh, google])
         expect(yield* oauth.identitiesOf("user_b")).toEqual([])
+        // unlinking (the pre-hijack rule) removes the user's identities and nobody else's
+        const theirs = identity({ userId: "user_b", subject: "777", provider: "oidc" })
+        expect(yield* oauth.insertIdentity(theirs)).toBe("inserted")
+        expect(yield* oauth.deleteIdentitiesOf("user_a")).toBe(2)
+        expect(yield* oauth.identitiesOf("user_a")).toEqual([])
+        expect(Option.isNone(yield* oauth.findIdentity("github", "12345"))).toBe(true)
+        expect(yield* oauth.identitiesOf("user_b")).toEqual([theirs])
+        expect(yield* oauth.insertIdentity(gh)).toBe("inserted")
       }))
     })
 

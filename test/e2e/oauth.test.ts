@@ -1,7 +1,8 @@
 /**
  * Sign-in with OpenID Connect against a real OIDC server started here (oauth2-mock-server):
  * discovery, state and PKCE, first sign-in (terms), returning sign-in by subject, linking with
- * `connect`, and every failure as `302 /login?error=<code>`.
+ * `connect`, and every failure as `302 /login?error=<code>`. The provider shapes and the
+ * takeover of issue 29 are in oauth-takeover.test.ts.
  */
 import { Effect, Either, Option, Redacted } from "effect"
 import { OAuth2Server } from "oauth2-mock-server"
@@ -9,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeOAuthProviders } from "../../adapters/oauth/providers.js"
 import { OAuthProviders } from "../../core/ports/oauth.js"
 import { freePort, startTestServer, type TestServer } from "../support/server.js"
-import { Browser, mailTo, signUp, uniqueEmail } from "./browser.js"
+import { Browser, mailTo, PASSWORD, uniqueEmail, verifiedUser } from "./browser.js"
 import { expectProblem } from "./helpers.js"
 
 /** What the provider's userinfo says next. */
@@ -84,13 +85,19 @@ describe("OAuth sign-in (OpenID Connect)", () => {
     expect((await again.request("GET", "/v1/auth/session")).json.account.id).toBe(accountId)
   })
 
-  it("an address the provider does not vouch for starts unverified and gets a verification mail", async () => {
+  it("an address the provider does not vouch for (email_verified false, absent or not true) creates nothing and signs in nobody", async () => {
     const email = uniqueEmail("unverified")
-    userinfo = { sub: newSubject(), email, email_verified: false }
-    const browser = new Browser(server)
-    expect((await signInWithProvider(browser, { accept_terms: true })).headers.get("location")).toBe("/dashboard")
-    expect((await browser.request("GET", "/v1/auth/session")).json.user.verified).toBe(false)
-    expect((await mailTo(server, email)).map((m) => m.subject)).toEqual([expect.stringMatching(/verify/i)])
+    for (const claims of [{ email_verified: false }, {}, { email_verified: "yes" }, { email_verified: 1 }]) {
+      userinfo = { sub: newSubject(), email, ...claims }
+      const browser = new Browser(server)
+      const refused = await signInWithProvider(browser, { accept_terms: true })
+      expect(refused.headers.get("location"), JSON.stringify(claims)).toBe("/login?error=oauth_email_unverified")
+      expect(browser.session).toBeUndefined()
+    }
+    // no user was made for the address and no mail went to it: it signs up as anyone would
+    expect(await mailTo(server, email)).toEqual([])
+    const signup = await new Browser(server).request("POST", "/v1/auth/signup", { body: { email, password: PASSWORD, accept_terms: true } })
+    expect(signup.status, signup.text).toBe(201)
   })
 
   it("a used, altered or foreign state, a denial and missing terms each redirect to /login?error=…", async () => {
@@ -133,8 +140,8 @@ describe("OAuth sign-in (OpenID Connect)", () => {
     expect((await signInWithProvider(noEmail, { accept_terms: true })).headers.get("location")).toBe("/login?error=email_required")
   })
 
-  it("an address that belongs to a password user is not signed into: email_in_use; logged in, connect links it", async () => {
-    const { email, browser: owner, reply } = await signUp(server)
+  it("an address its password user proved is not signed into: email_in_use; logged in, connect links it", async () => {
+    const { email, browser: owner, reply } = await verifiedUser(server)
     const subject = newSubject()
     userinfo = { sub: subject, email: email.toUpperCase(), email_verified: true }
     const intruder = new Browser(server)
@@ -153,7 +160,7 @@ describe("OAuth sign-in (OpenID Connect)", () => {
     expect((await viaProvider.request("GET", "/v1/auth/session")).json.account.id).toBe(reply.json.account.id)
 
     // that provider account cannot be linked to another user
-    const other = await signUp(server)
+    const other = await verifiedUser(server)
     expect((await signInWithProvider(other.browser, { connect: true })).headers.get("location")).toBe("/login?error=identity_in_use")
   })
 

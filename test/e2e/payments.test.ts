@@ -85,6 +85,8 @@ describe("payments (fake provider)", () => {
     expect(page.status).toBe(200)
     const html = await page.text()
     expect(html).toContain("$12.34")
+    // it says plainly that no money moves (decisions.md, Deployment settings)
+    expect(html).toMatch(/<strong>Test payment page: no money moves\.<\/strong> No card is asked for or charged; Pay adds the credit for free\./)
     expect(html).toMatch(/name="action" value="pay"/)
     expect(html).toMatch(/name="action" value="cancel"/)
     expect((await fetch(`${server.baseUrl}/fake-checkout/chk_doesnotexist`)).status).toBe(404)

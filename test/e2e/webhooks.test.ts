@@ -8,6 +8,7 @@ import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createKey } from "../../core/services/accounts.js"
 import { startTestServer, type TestServer } from "../support/server.js"
+import { signUp } from "./browser.js"
 import { type Receiver, startReceiver } from "../support/webhook-receiver.js"
 import { call, denoise, expectIso, expectProblem, junk, pollUntil, readyFile, uploadFile, waitForFile, waitForJob } from "./helpers.js"
 
@@ -203,6 +204,8 @@ describe("webhooks", () => {
     await invalid({ url: "not a url", events: ["file.ready"] }, /url/)
     await invalid({ url: "ftp://example.com/x", events: ["file.ready"] }, /url/)
     await invalid({ url: "https://user:pw@example.com/x", events: ["file.ready"] }, /user name or password/)
+    // the port rule holds with WEBHOOKS_ALLOW_PRIVATE too: it lifts the address rule only
+    await invalid({ url: "http://127.0.0.1:22/hooks", events: ["file.ready"] }, /url port 22 is not allowed/)
     await invalid({ url: receiver.url, events: [] }, /events/)
     await invalid({ url: receiver.url, events: ["job.started"] }, /events/)
     await invalid({ url: receiver.url }, /events/)
@@ -372,17 +375,50 @@ describe("webhooks to internal addresses (SSRF)", () => {
       expect(problem.detail).toMatch(detail)
       expect(problem.field).toBe("url")
     }
-    await refused("https://127.0.0.1/hooks", /127\.0\.0\.1, a loopback address/)
-    await refused("https://169.254.169.254/latest/meta-data", /169\.254\.169\.254, a link-local address/)
+    await refused("https://127.0.0.1/hooks", /127\.0\.0\.1 is a loopback address/)
+    await refused("https://169.254.169.254/latest/meta-data", /169\.254\.169\.254 is a link-local address/)
     await refused("https://10.1.2.3/hooks", /private/)
     await refused("https://192.168.0.10:8443/hooks", /private/)
     await refused("https://[::1]/hooks", /loopback/)
     await refused("https://[::ffff:169.254.169.254]/hooks", /link-local/)
     await refused("https://[fe80::1]/hooks", /link-local/)
-    // a name is resolved first: localhost is loopback
-    await refused("https://localhost:9/hooks", /loopback/)
+    // a name is resolved first: localhost is loopback (its address is not told)
+    await refused("https://localhost:9999/hooks", /^url host 'localhost' resolves to a loopback address: /)
     await refused("http://example.com/hooks", /https/)
     expect((await call(server, "GET", "/v1/webhook_endpoints", { key: account.liveKey })).json.data).toEqual([])
+  })
+
+  it("names the caller's mode and the setting that lifts the address rule (decisions.md, Events)", async () => {
+    const account = await server.createAccount()
+    const live = await expectProblem(server, await createEndpoint(server, account.liveKey, { url: "https://127.0.0.1:8443/hooks", events: ["file.ready"] }), 422, "invalid_request")
+    expect(live.detail).toBe(
+      "url host 127.0.0.1 is a loopback address: live-mode endpoints must be publicly reachable; " +
+        "for local development, WEBHOOKS_ALLOW_PRIVATE=true on the server lifts this rule"
+    )
+    const test = await expectProblem(server, await createEndpoint(server, account.testKey, { url: "http://127.0.0.1:8787/hooks", events: ["file.ready"] }), 422, "invalid_request")
+    expect(test.detail).toBe(
+      "url host 127.0.0.1 is a loopback address: test-mode endpoints must be publicly reachable too (anyone who signs up holds a test key); " +
+        "for local development, WEBHOOKS_ALLOW_PRIVATE=true on the server lifts this rule"
+    )
+    // the dashboard acts in live mode, and says so
+    const { browser } = await signUp(server)
+    const dashboard = await browser.request("POST", "/v1/dashboard/webhook_endpoints", { body: { url: "https://10.0.0.7/hooks", events: ["file.ready"] } })
+    expect((await expectProblem(server, dashboard, 422, "invalid_request")).detail).toMatch(/^url host 10\.0\.0\.7 is a private address: live-mode endpoints .*WEBHOOKS_ALLOW_PRIVATE=true/)
+  })
+
+  it("allows only ports 80, 443 and 1024–65535 on public addresses, in both modes (https://8.8.8.8:22/ is 422)", async () => {
+    const account = await server.createAccount()
+    for (const key of [account.liveKey, account.testKey]) {
+      for (const url of ["https://8.8.8.8:22/", "https://8.8.8.8:25/x", "https://8.8.8.8:1023/x", "https://8.8.8.8:0/x", "https://8.8.8.8:111/x"]) {
+        const problem = await expectProblem(server, await createEndpoint(server, key, { url, events: ["file.ready"] }), 422, "invalid_request")
+        expect(problem.field).toBe("url")
+        expect(problem.detail).toMatch(/^url port \d+ is not allowed: webhook endpoints use port 80, 443 or 1024–65535$/)
+      }
+      for (const url of ["https://8.8.8.8/a", "https://8.8.8.8:443/b", "https://8.8.8.8:80/c", "https://8.8.8.8:1024/d", "https://8.8.8.8:65535/e"]) {
+        const created = await createEndpoint(server, key, { url, events: ["file.ready"] })
+        expect(created.status, `${url}: ${created.text}`).toBe(201)
+      }
+    }
   })
 
   it("refuses test-mode endpoints on internal addresses too (anyone with a test key could scan the network); plain http is fine there", async () => {
@@ -390,7 +426,7 @@ describe("webhooks to internal addresses (SSRF)", () => {
     for (const url of ["http://127.0.0.1:8787/hooks", "http://169.254.169.254/latest/meta-data", "http://localhost/x", "http://[::1]/x"]) {
       const problem = await expectProblem(server, await createEndpoint(server, account.testKey, { url, events: ["file.ready"] }), 422, "invalid_request")
       expect(problem.field).toBe("url")
-      expect(problem.detail).toMatch(/loopback|link-local/)
+      expect(problem.detail).toMatch(/(loopback|link-local) address: test-mode endpoints must be publicly reachable too/)
     }
     expect((await call(server, "GET", "/v1/webhook_endpoints", { key: account.testKey })).json.data).toEqual([])
   })

@@ -6,6 +6,7 @@
  *     .annotate(Idempotent, true)            // accepts Idempotency-Key
  *     .annotate(RequiredScopes, ["files:write"]) // checked before anything runs or is replayed
  *   HttpApiEndpoint.get("health", "/v1/health").annotate(RateBucket, "unlimited")
+ *   HttpApiEndpoint.post("createWebhookEndpoint", …).annotate(NoStore, true) // its answer carries a secret
  *
  * Who the caller is comes from the group's middleware (edge/declare.ts): an API key, a
  * dashboard session, or nobody. Everything else has a default: the bucket follows the
@@ -27,3 +28,11 @@ export class RateBucket extends Context.Tag("hush/edge/RateBucket")<RateBucket, 
 
 /** The key must hold every one of these scopes (`403 insufficient_scope`), before the handler or a replay. */
 export class RequiredScopes extends Context.Tag("hush/edge/RequiredScopes")<RequiredScopes, ReadonlyArray<Scope>>() {}
+
+/**
+ * Every answer of the endpoint, a problem or a replay included, carries `Cache-Control:
+ * no-store` (decisions.md, Requests and errors): a session's answers (groups made with
+ * `withSession` get it) and any answer that carries a secret. Every endpoint under
+ * `/v1/auth/` or `/v1/dashboard/` must declare it: edge/facts.ts refuses to start otherwise.
+ */
+export class NoStore extends Context.Tag("hush/edge/NoStore")<NoStore, boolean>() {}

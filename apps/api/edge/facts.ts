@@ -8,7 +8,7 @@ import { Context } from "effect"
 import type { Scope } from "../../../core/domain/enums.js"
 import { HushApi } from "../definition.js"
 import { DashboardSession } from "../middleware/session.js"
-import { type BucketName, Idempotent, RateBucket, RequiredScopes } from "./annotations.js"
+import { type BucketName, Idempotent, NoStore, RateBucket, RequiredScopes } from "./annotations.js"
 import { Authentication, EdgeRules } from "./middleware.js"
 
 export type CallerKind = "key" | "session" | "none"
@@ -25,7 +25,14 @@ export interface EndpointFacts {
   readonly scopes: ReadonlyArray<Scope>
   /** Decoded from a JSON object body by HttpApi (else a body is optional: absent, `null` or an object). */
   readonly hasPayload: boolean
+  /** Every answer carries `Cache-Control: no-store` (annotations.ts, `NoStore`). */
+  readonly noStore: boolean
 }
+
+/** decisions.md, Requests and errors: every answer under these paths is `no-store`. */
+export const NO_STORE_PREFIXES: ReadonlyArray<string> = ["/v1/auth/", "/v1/dashboard/"]
+
+export const isNoStorePath = (pathname: string) => NO_STORE_PREFIXES.some((prefix) => pathname.startsWith(prefix))
 
 const routeKey = (method: string, path: string) => `${method} ${path}`
 
@@ -52,7 +59,11 @@ const build = () => {
         bucket,
         idempotent: Context.getOrElse(mergedAnnotations, Idempotent, () => false),
         scopes: Context.getOrElse(mergedAnnotations, RequiredScopes, () => []),
-        hasPayload: (endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps).payloadSchema._tag === "Some" && endpoint.method !== "GET"
+        hasPayload: (endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps).payloadSchema._tag === "Some" && endpoint.method !== "GET",
+        noStore: Context.getOrElse(mergedAnnotations, NoStore, () => false)
+      }
+      if (!facts.noStore && isNoStorePath(endpoint.path)) {
+        throw new Error(`endpoint ${group.identifier}.${endpoint.name} answers under ${endpoint.path}: annotate it (or its group) with NoStore`)
       }
       byRoute.set(routeKey(endpoint.method, endpoint.path), facts)
       byName.set(endpoint.name, facts)
@@ -67,6 +78,13 @@ const facts = () => (table ??= build())
 
 export const factsOfRoute = (method: string, path: string): EndpointFacts | undefined => facts().byRoute.get(routeKey(method, path))
 export const factsOfEndpoint = (name: string): EndpointFacts | undefined => facts().byName.get(name)
+
+/**
+ * Whether a request's answer is `no-store`: its endpoint's declaration, found by the route the
+ * router matched (or would have); a request no endpoint matched (404, 405) by its path.
+ */
+export const answersNoStore = (method: string, route: string, pathname: string): boolean =>
+  factsOfRoute(method, route)?.noStore ?? isNoStorePath(pathname)
 export const allEndpointFacts = (): ReadonlyArray<EndpointFacts> => facts().all
 
 /** `/v1/files/:file_id` matches `/v1/files/file_x` exactly: the same segments, a parameter non-empty. */

@@ -3,7 +3,8 @@
  * it gives every response an `X-Request-Id`, refuses path spellings the spec does not list
  * (the router itself is strict: see `StrictRouting`), reads a /v1 body under the 1 MiB cap
  * before anything else runs, answers unknown paths (404) and wrong methods (405 with
- * `Allow`), and renders every error, from any layer, as an RFC 9457 problem. What depends
+ * `Allow`), renders every error, from any layer, as an RFC 9457 problem, and marks the answers
+ * of `NoStore` endpoints `Cache-Control: no-store`, problems included. What depends
  * on the endpoint runs after routing, in its HttpApi middleware (edge/middleware.ts).
  */
 import {
@@ -17,8 +18,8 @@ import { IdGenerator } from "../../../core/ports/ids.js"
 import { nodeResponseOf } from "../../../adapters/node-http/server-request.js"
 import { STORAGE_PATH_PREFIX } from "../../../adapters/local-storage/config.js"
 import { bufferBody, needsBuffering } from "./body.js"
-import { methodsOfPath, pathOf } from "./facts.js"
-import { countProblem, recordAnswer } from "./observe.js"
+import { answersNoStore, methodsOfPath, pathOf } from "./facts.js"
+import { countProblem, recordAnswer, routeOfRequest } from "./observe.js"
 import { beginRequestFacts } from "./request-facts.js"
 import { Replay } from "./idempotency.js"
 import { invalidFromIssues } from "./invalid.js"
@@ -140,6 +141,8 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
       Effect.catchAllCause(answerCause),
       // recorded once answered: the problem counters, the request's metrics and its log line
       Effect.flatMap((response) => {
+        // session answers and secrets are never kept by a browser or a proxy, whatever the status
+        if (answersNoStore(request.method, facts.route ?? routeOfRequest(request), pathname)) headers["cache-control"] = "no-store"
         const seconds = (performance.now() - started) / 1000
         const recorded = recordAnswer({ requestId, request, status: response.status, seconds, facts })
         return Effect.as(

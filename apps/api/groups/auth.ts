@@ -10,6 +10,7 @@ import {
   CsrfResponse, EmailRequest, LoginRequest, LoginResponse, OAuthStartRequest, OAuthStartResponse, PasswordChangeRequest,
   ResetRequest, Session, SignupRequest, StatusResponse, TokenRequest, VerifyResponse
 } from "../../../core/schema/index.js"
+import { NoStore } from "../edge/annotations.js"
 import { withoutCaller, withSession } from "../edge/declare.js"
 import { STRICT } from "../edge/strict.js"
 import { BrowserOrigin, CsrfHeaders } from "../middleware/session.js"
@@ -92,6 +93,8 @@ export const AuthGroup = withoutCaller(HttpApiGroup.make("auth")
       .annotate(OpenApi.Description, "302 to /dashboard on success, else to /login?error=<code>.")
   )
   .annotate(OpenApi.Description, "Dashboard sign-up and sign-in: no session needed; limited per IP.")
+  // sessions start here: cookies, CSRF tokens
+  .annotate(NoStore, true)
 ).middleware(BrowserOrigin)
 
 export const SessionGroup = withSession(HttpApiGroup.make("session")

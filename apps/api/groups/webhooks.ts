@@ -5,7 +5,7 @@ import { NotFound } from "../../../core/errors.js"
 import {
   DeliveryListParams, WebhookDelivery, WebhookDeliveryPage, WebhookEndpoint, WebhookEndpointCreated, WebhookEndpointIn, WebhookEndpointList
 } from "../../../core/schema/index.js"
-import { Idempotent, RequiredScopes } from "../edge/annotations.js"
+import { Idempotent, NoStore, RequiredScopes } from "../edge/annotations.js"
 import { withApiKey } from "../edge/declare.js"
 import { STRICT } from "../edge/strict.js"
 
@@ -19,6 +19,8 @@ export const WebhooksGroup = withApiKey(HttpApiGroup.make("webhooks")
       .setPayload(strict(WebhookEndpointIn))
       .addSuccess(WebhookEndpointCreated, { status: 201 })
       .annotate(Idempotent, true)
+      // the answer carries the signing secret
+      .annotate(NoStore, true)
       .annotate(OpenApi.Summary, "Create a webhook endpoint")
       .annotate(
         OpenApi.Description,

@@ -60,7 +60,13 @@ export const AuthHandlers = HttpApiBuilder.group(HushApi, "auth", (handlers) =>
           yield* setCookie(CSRF_COOKIE, token, now + PRE_SESSION_MS)
           return { csrf_token: token }
         }))
-      .handle("verifyEmail", ({ payload }) => Effect.as(verifyEmail(payload.token), { verified: true }))
+      .handle("verifyEmail", ({ payload, request }) =>
+        Effect.gen(function*() {
+          // a link used again answers its own signed-in user kindly (core/services/email-links.ts)
+          const signedIn = yield* Effect.option(authenticateSession(presentedSession(request)))
+          yield* verifyEmail(payload.token, Option.getOrUndefined(Option.map(signedIn, (s) => s.user.id)))
+          return { verified: true as const }
+        }))
       .handle("forgotPassword", ({ payload }) => Effect.as(forgotPassword(payload.email), { status: "sent" }))
       .handle("resetPassword", ({ payload }) => Effect.as(resetPassword(payload.token, payload.password), { status: "ok" }))
       .handle("oauthStart", ({ path, payload, request }) =>

@@ -19,7 +19,9 @@ const OAUTH_ERRORS: Record<string, string> = {
   access_denied: "You declined the sign-in at the provider.",
   oauth_failed: "The provider did not complete the sign-in. Please try again.",
   email_required: "The provider did not give us an e-mail address.",
+  oauth_email_unverified: "The provider has not verified your e-mail address. Verify it there, or sign up with a password.",
   email_in_use: "An account with this address already exists: log in with your password, then connect the provider from your account.",
+  verify_email_first: "Confirm your e-mail address (see the link we sent) before connecting a provider with another address.",
   terms_required: "A first sign-in needs the terms accepted: use the sign-up page.",
   identity_in_use: "That provider account belongs to another Hush user."
 }
