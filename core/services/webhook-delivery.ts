@@ -78,7 +78,7 @@ export const deliver = (delivery: WebhookDeliveryRecord, owner: string) =>
     const badPort = portRefusal(new URL(endpoint.value.url))
     if (badPort !== null) {
       const now = yield* Clock.currentTimeMillis
-      return yield* finish(delivery.id, owner, (d) => abandonDelivery(d, owner, now, `not sent: ${badPort}`), null)
+      return yield* finish(delivery.id, (d) => abandonDelivery(d, owner, now, `not sent: ${badPort}`), null)
     }
     const at = yield* Clock.currentTimeMillis
     const response = yield* sender.send({
