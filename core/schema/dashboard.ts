@@ -52,13 +52,15 @@ export class KeyList extends Schema.Class<KeyList>("KeyList")({
 
 /** Body of `POST /v1/dashboard/keys`. Omitted or null `scopes`: all five. */
 export const KeyCreateRequest = Schema.Struct({
-  mode: field(Mode, "`live` (needs a verified e-mail address and accepted terms) or `test`."),
+  // described on their types: with `name`'s default the struct is a transformation, whose JSON
+  // Schema (its encoded side) keeps no property annotation but a transformation's own
+  mode: Mode.annotations({ description: "`live` (needs a verified e-mail address and accepted terms) or `test`." }),
   name: Schema.optionalWith(Schema.String.pipe(Schema.maxLength(100)), { default: () => "" }).annotations({
     description: "A name to recognise it by, up to 100 characters; empty when omitted."
   }),
-  scopes: Schema.optional(Schema.NullOr(Schema.Array(Scope).pipe(Schema.maxItems(10)))).annotations({
-    description: "What it may do; omitted or null: all five scopes."
-  })
+  scopes: Schema.optional(Schema.NullOr(Schema.Array(Scope).pipe(Schema.maxItems(10))).annotations({
+    description: "What it may do, up to 10 scopes; omitted or null: all five."
+  }))
 }).annotations({ identifier: "KeyCreateRequest", description: "An API key to create." })
 export type KeyCreateRequest = typeof KeyCreateRequest.Type
 
