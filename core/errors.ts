@@ -235,20 +235,21 @@ export const isApiError = (u: unknown): u is ApiError => ALL_ERROR_CLASSES.some(
 
 /** RFC 9457 problem details, with the spec's `code` and `request_id` extension members. */
 export const ProblemDetails = Schema.Struct({
-  /** `{errors_base_url}/<code>`; serves a human-readable page for the code. */
-  type: Schema.String,
-  title: Schema.String,
-  status: Schema.Int,
-  detail: Schema.String,
-  /** Stable: clients match on this. */
-  code: Schema.String,
-  /** Equals the `X-Request-Id` response header. */
-  request_id: Schema.String,
-  /** The invalid field or parameter (invalid_request only). */
-  field: Schema.optional(Schema.String),
-  /** Seconds, as in the `Retry-After` header (429 and 503). */
-  retry_after: Schema.optional(Schema.Int)
-}).annotations({ identifier: "ProblemDetails" })
+  type: Schema.propertySignature(Schema.String).annotations({
+    description: "A URI of the form `{base_url}/errors/<code>`: a short page explaining the code."
+  }),
+  title: Schema.propertySignature(Schema.String).annotations({ description: "A short summary of the code, the same for every occurrence." }),
+  status: Schema.propertySignature(Schema.Int).annotations({ description: "The HTTP status of the answer." }),
+  detail: Schema.propertySignature(Schema.String).annotations({ description: "What went wrong with this request, for a person to read. Do not match on it." }),
+  code: Schema.propertySignature(Schema.String).annotations({
+    description: "The stable error code (e.g. `file_not_ready`): match on this."
+  }),
+  request_id: Schema.propertySignature(Schema.String).annotations({
+    description: "The request's id, equal to its `X-Request-Id` header: quote it to support."
+  }),
+  field: Schema.optional(Schema.String).annotations({ description: "The invalid field or parameter (`invalid_request` only)." }),
+  retry_after: Schema.optional(Schema.Int).annotations({ description: "Seconds to wait before retrying, as in the `Retry-After` header (429 and 503)." })
+}).annotations({ identifier: "ProblemDetails", description: "An RFC 9457 problem: every error answer has this body (`application/problem+json`)." })
 export type ProblemDetails = typeof ProblemDetails.Type
 
 export const toProblem = (

@@ -1,13 +1,13 @@
 /**
- * Routes outside the HttpApi: the OpenAPI document and the `type` pages of the errors
- * (each problem's `type` URI resolves to a short page for its code).
+ * Routes outside the HttpApi: the `type` pages of the errors (each problem's `type` URI
+ * resolves to a short page for its code). The reference's routes are openapi/serve.ts.
  */
-import { HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { ERROR_TABLE, type ErrorCode } from "../../core/errors.js"
-import { DescribedHushApi } from "./openapi.js"
 
-const ERROR_HELP: Record<ErrorCode, string> = {
+/** What each code means and what to do, for a caller: the error pages and the reference's error lists. */
+export const ERROR_HELP: Record<ErrorCode, string> = {
   invalid_request: "A field is missing or bad, the body is not valid JSON, or a cursor is invalid. `detail` names the field. 400 for an unreadable body or a bad query parameter, 422 for a JSON body whose fields fail validation.",
   unauthorized: "The Authorization header is missing, or the API key is unknown or revoked. Send `Authorization: Bearer <API key>`.",
   insufficient_credit: "Available credit (unexpired credit minus what running jobs hold) is below the job's exact cost. Nothing was started or charged.",
@@ -47,11 +47,8 @@ const errorPage = (code: ErrorCode) => {
     `<p>Clients match on <code>code</code>. See <a href="/docs">the API reference</a>.</p></body></html>`
 }
 
-/** `publicBaseUrl` (PUBLIC_BASE_URL) is the description's one server: clients generated from it call there. */
-export const pageRoutes = (publicBaseUrl: string) => HttpApiBuilder.Router.use((router) =>
+export const pageRoutes = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
-    const spec = OpenApi.fromApi(DescribedHushApi.annotate(OpenApi.Servers, [{ url: publicBaseUrl, description: "This deployment of Hush" }]))
-    yield* router.get("/v1/openapi.json", Effect.succeed(HttpServerResponse.unsafeJson(spec)))
     for (const code of Object.keys(ERROR_TABLE) as Array<ErrorCode>) {
       yield* router.get(`/errors/${code}`, Effect.succeed(HttpServerResponse.html(errorPage(code))))
     }

@@ -1,13 +1,13 @@
 /** The HTTP app: the HttpApi, its handlers, the edge, storage and page routes. */
-import { HttpApiBuilder, HttpApiScalar, HttpMiddleware } from "@effect/platform"
+import { HttpApiBuilder, HttpMiddleware } from "@effect/platform"
 import { Layer, Option } from "effect"
 import { BackgroundLive } from "./background.js"
 import { ServerInfo } from "./context.js"
-import { DescribedHushApi } from "./openapi.js"
+import { HushApi } from "./definition.js"
 import { EdgeLive } from "./edge/index.js"
 import { routeOfRequest } from "./edge/observe.js"
 import { EdgeRulesLive } from "./edge/rules.js"
-import { ErrorsBaseUrl } from "./edge/problem.js"
+import { ErrorsBaseUrl, errorsBaseUrlOf } from "./edge/problem.js"
 import { AccountHandlers } from "./handlers/account.js"
 import { AuthenticationLive } from "./handlers/auth.js"
 import { FilesHandlers } from "./handlers/files.js"
@@ -24,23 +24,14 @@ import { MetricsAccess, type MetricsAccessOptions } from "./operations/access.js
 import { OperationsHandlers } from "./operations/handlers.js"
 import { DrainingLive } from "./operations/readiness.js"
 import { FakeCheckoutRoutes } from "./fake-checkout.js"
+import { referenceRoutes } from "./openapi/serve.js"
 import { pageRoutes } from "./pages.js"
 import { StatusProbeLive } from "./status.js"
 import { webRoutes } from "./web.js"
 import { HUSH_VERSION } from "../../core/version.js"
 
-/**
- * The reference at /docs makes no third-party call and works offline: the script is inlined
- * (HttpApiScalar's default), and Scalar's own fonts, telemetry, toolbar (registry share, paid SDK
- * generation) and request proxy are off. The keys past `withDefaultFonts` are Scalar 1.39's own
- * configuration, passed through as they are (platform's ScalarConfig type lists only some).
- */
-const SCALAR_CONFIG = {
-  withDefaultFonts: false,
-  telemetry: false,
-  showToolbar: "never",
-  documentDownloadType: "json"
-} as HttpApiScalar.ScalarConfig
+/** Where each error code's page is (edge/problem.ts): main.ts refuses early requests with it. */
+export { errorsBaseUrlOf }
 
 export interface ApiOptions {
   readonly publicBaseUrl: string
@@ -52,8 +43,6 @@ export interface ApiOptions {
   readonly metrics?: MetricsAccessOptions | undefined
 }
 
-/** Where each error code's page is: the `type` URIs of problem bodies. */
-export const errorsBaseUrlOf = (publicBaseUrl: string) => `${publicBaseUrl}/errors`
 
 /**
  * Needs an HttpServer and the core's services (apps/runtime/layers.ts coreLayer), plus the
@@ -71,14 +60,13 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
       Layer.succeed(ServerInfo, { version: HUSH_VERSION, env: options.env })
     ))
   )
-  // the described API: /docs (HttpApiScalar) reads its OpenAPI from the served one
-  const api = HttpApiBuilder.api(DescribedHushApi).pipe(
+  const api = HttpApiBuilder.api(HushApi).pipe(
     Layer.provide(handlers),
     Layer.provide(Layer.mergeAll(AuthenticationLive, BrowserOriginLive, DashboardSessionLive, EdgeRulesLive))
   )
   return HttpApiBuilder.serve().pipe(
     Layer.provide(Layer.mergeAll(
-      storageRoutes, pageRoutes(options.publicBaseUrl), webRoutes(options.storageOrigins ?? []), FakeCheckoutRoutes, HttpApiScalar.layer({ path: "/docs", scalar: SCALAR_CONFIG }), EdgeLive
+      storageRoutes, pageRoutes, referenceRoutes(options.publicBaseUrl), webRoutes(options.storageOrigins ?? []), FakeCheckoutRoutes, EdgeLive
     )),
     Layer.provide(api),
     Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl))),

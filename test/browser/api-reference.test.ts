@@ -1,6 +1,7 @@
 /**
- * The API reference at /docs (issue 13): it renders the operations with no request leaving the
- * server's origin (no fonts, telemetry, registry or proxy), so it also works offline.
+ * The API reference at /docs (issues 13 and 31): it renders the operations with no request leaving
+ * the server's origin (no fonts, telemetry, registry or proxy), so it also works offline, with the
+ * bearer scheme selected; the dashboard's endpoints have their own page, /docs/dashboard.
  */
 import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -38,8 +39,25 @@ describe("/docs", { timeout: 60_000 }, () => {
     for (const group of ["files", "jobs", "account", "webhooks"]) expect(text.split("\n")).toContain(group)
     // the toolbar with Scalar's share and paid SDK generation is not shown
     expect(await page.getByText("Generate SDKs").count()).toBe(0)
+    // the bearer key is declared and selected: "Try it" sends it
+    expect(text).not.toContain("No authentication selected")
+    expect(text).toContain("Bearer")
+    // the public reference only: no dashboard or session endpoint
+    expect(text).not.toContain("Log in")
+    expect(text.split("\n")).not.toContain("dashboard")
     await page.waitForTimeout(500)
     expect(elsewhere).toEqual([])
+    await context.close()
+  })
+
+  it("renders the dashboard's own document at /docs/dashboard, with the session cookie selected", async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    await page.goto(`${server.baseUrl}/docs/dashboard`)
+    await expect.poll(() => page.getByText("Log in").count(), { timeout: 30_000 }).toBeGreaterThan(0)
+    const text = await page.locator("body").innerText()
+    expect(text).not.toContain("No authentication selected")
+    expect(text).toContain("__Host-hush_session")
     await context.close()
   })
 })

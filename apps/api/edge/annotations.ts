@@ -26,7 +26,7 @@ export class Idempotent extends Context.Tag("hush/edge/Idempotent")<Idempotent, 
 export type BucketName = "creates" | "reads" | "public" | "unlimited"
 export class RateBucket extends Context.Tag("hush/edge/RateBucket")<RateBucket, BucketName>() {}
 
-/** The key must hold every one of these scopes (`403 insufficient_scope`), before the handler or a replay. */
+/** The key must hold at least one of these scopes (`403 insufficient_scope`), checked before the handler or a replay; the reference names them. */
 export class RequiredScopes extends Context.Tag("hush/edge/RequiredScopes")<RequiredScopes, ReadonlyArray<Scope>>() {}
 
 /**

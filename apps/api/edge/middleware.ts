@@ -5,7 +5,7 @@
  * body's shape and idempotency, each read from the endpoint's annotations (annotations.ts).
  * Groups get them through edge/declare.ts, so no endpoint is served without them.
  */
-import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
+import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import {
   AccountFrozen, IdempotencyKeyReused, InsufficientScope, InvalidRequest, RateLimited, ServiceUnavailable, Unauthorized,
@@ -13,11 +13,21 @@ import {
 } from "../../../core/errors.js"
 import { CurrentCaller } from "../../../core/services/caller.js"
 
+/** How a key is sent, as the reference declares it (its scheme `apiKey`, selected on every keyed operation). */
+const bearerKey = HttpApiSecurity.bearer.pipe(
+  HttpApiSecurity.annotate(
+    OpenApi.Description,
+    "An API key, sent as `Authorization: Bearer <key>`: `hush_live_…` (runs models, costs credit) or `hush_test_…` " +
+      "(free; every job's output is the sample clip). Create keys in the dashboard; each is shown once."
+  ),
+  HttpApiSecurity.annotate(OpenApi.Format, "hush_live_… or hush_test_…")
+)
+
 /** Bearer API key → the calling account, mode and scopes; the only place a key is looked up. */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
   failure: Schema.Union(Unauthorized, AccountFrozen, RateLimited, ServiceUnavailable),
   provides: CurrentCaller,
-  security: { apiKey: HttpApiSecurity.bearer }
+  security: { apiKey: bearerKey }
 }) {}
 
 const EdgeRulesFailure = Schema.Union(RateLimited, ServiceUnavailable, InsufficientScope, IdempotencyKeyReused, InvalidRequest, UnsupportedMediaType)

@@ -10,6 +10,7 @@ import type { ApiError } from "../../../core/errors.js"
 import { LogFields, logNow } from "../../../core/observability/log-fields.js"
 import * as Metrics from "../../../core/observability/metrics.js"
 import { isRecorded } from "../../../core/observability/spans.js"
+import { REFERENCE_PATHS, SCALAR_SCRIPT_PATH } from "../openapi/paths.js"
 import { DASHBOARD_PAGES } from "../web.js"
 import { allEndpointFacts, pathMatches, pathOf } from "./facts.js"
 import type { RequestFacts } from "./request-facts.js"
@@ -41,7 +42,9 @@ const matches = (template: Template, segments: ReadonlyArray<string>) =>
   template.segments.every((want, i) => (want === null ? segments[i] !== "" : want === segments[i]))
 
 /** Routes outside the HttpApi with a bounded set of paths. */
-const OTHER_ROUTES = new Set(["/docs", "/v1/openapi.json", "/metrics", "/readyz"])
+const OTHER_ROUTES = new Set([
+  ...Object.values(REFERENCE_PATHS).flatMap((paths) => [paths.page, paths.document]), SCALAR_SCRIPT_PATH, "/metrics", "/readyz"
+])
 
 /** The route template a request matched (`/v1/jobs/:job_id`); `unmatched` for no route: never the raw path. */
 const routeByRequest = new WeakMap<object, string>()

@@ -5,6 +5,9 @@ import { type ApiError, toProblem } from "../../../core/errors.js"
 
 export class ErrorsBaseUrl extends Context.Tag("hush/api/ErrorsBaseUrl")<ErrorsBaseUrl, string>() {}
 
+/** Where each error code's page is: the `type` URIs of problem bodies. */
+export const errorsBaseUrlOf = (publicBaseUrl: string) => `${publicBaseUrl}/errors`
+
 export const PROBLEM_CONTENT_TYPE = "application/problem+json"
 
 export const problemResponse = (error: ApiError, context: { readonly errorsBaseUrl: string; readonly requestId: string }) => {

@@ -5,7 +5,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { NotFound, ProviderError, RateLimited, ServiceUnavailable, Unauthorized } from "../../../core/errors.js"
+import { InvalidRequest, NotFound, ProviderError, RateLimited, ServiceUnavailable, Unauthorized } from "../../../core/errors.js"
 import {
   CsrfResponse, EmailRequest, LoginRequest, LoginResponse, OAuthStartRequest, OAuthStartResponse, PasswordChangeRequest,
   ResetRequest, Session, SignupRequest, StatusResponse, TokenRequest, VerifyResponse
@@ -17,13 +17,13 @@ import { BrowserOrigin, CsrfHeaders } from "../middleware/session.js"
 
 const strict = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ parseOptions: STRICT }) as S
 
-const provider = HttpApiSchema.param("provider", Schema.String)
+const provider = HttpApiSchema.param("provider", Schema.String.annotations({ description: "`github`, `google` or `oidc` (404 when not configured here)." }))
 
 /** What a provider sends back to the callback (others it adds are ignored). */
 const CallbackParams = Schema.Struct({
-  code: Schema.optional(Schema.String),
-  state: Schema.optional(Schema.String),
-  error: Schema.optional(Schema.String)
+  code: Schema.optional(Schema.String).annotations({ description: "The provider's authorization code." }),
+  state: Schema.optional(Schema.String).annotations({ description: "The state given at start, checked against the state cookie." }),
+  error: Schema.optional(Schema.String).annotations({ description: "The provider's error code when sign-in was denied." })
 })
 
 export const AuthGroup = withoutCaller(HttpApiGroup.make("auth")
@@ -116,6 +116,8 @@ export const SessionGroup = withSession(HttpApiGroup.make("session")
       .annotate(OpenApi.Description, "At most 5 e-mails an hour per user.")
       .setHeaders(CsrfHeaders)
       .addSuccess(StatusResponse, { status: 202 })
+      // an address already verified
+      .addError(InvalidRequest)
       .addError(RateLimited)
       .addError(ServiceUnavailable)
   )

@@ -5,7 +5,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { AccountFrozen, Forbidden, NotFound } from "../../../core/errors.js"
+import { AccountFrozen, NotFound } from "../../../core/errors.js"
 import {
   DeliveryListParams, WebhookDelivery, WebhookDeliveryPage, WebhookEndpointCreated, WebhookEndpointIn, WebhookEndpointList
 } from "../../../core/schema/index.js"
@@ -17,7 +17,7 @@ import { IdempotentCsrfHeaders } from "./dashboard-work.js"
 
 const strict = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ parseOptions: STRICT }) as S
 
-const endpointId = HttpApiSchema.param("endpoint_id", Schema.String)
+const endpointId = HttpApiSchema.param("endpoint_id", Schema.String.annotations({ description: "The webhook endpoint's id (`whe_…`)." }))
 
 export const DashboardWebhooksGroup = withSession(HttpApiGroup.make("dashboardWebhooks")
   .add(
@@ -39,6 +39,7 @@ export const DashboardWebhooksGroup = withSession(HttpApiGroup.make("dashboardWe
     HttpApiEndpoint.del("deleteDashboardWebhookEndpoint")`/v1/dashboard/webhook_endpoints/${endpointId}`
       .setHeaders(CsrfHeaders)
       .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFound)
       .annotate(OpenApi.Summary, "Delete a webhook endpoint")
       .annotate(OpenApi.Description, "The endpoint and its deliveries log go; pending deliveries are not sent.")
   )
@@ -46,6 +47,7 @@ export const DashboardWebhooksGroup = withSession(HttpApiGroup.make("dashboardWe
     HttpApiEndpoint.get("listDashboardWebhookDeliveries")`/v1/dashboard/webhook_endpoints/${endpointId}/deliveries`
       .setUrlParams(Schema.Struct(DeliveryListParams.fields))
       .addSuccess(WebhookDeliveryPage)
+      .addError(NotFound)
       .annotate(OpenApi.Summary, "List an endpoint's deliveries")
       .annotate(OpenApi.Description, "Newest first, by cursor; each with every attempt's time, status, duration and error.")
   )
@@ -53,11 +55,10 @@ export const DashboardWebhooksGroup = withSession(HttpApiGroup.make("dashboardWe
     HttpApiEndpoint.post("sendDashboardWebhookTest")`/v1/dashboard/webhook_endpoints/${endpointId}/test`
       .setHeaders(CsrfHeaders)
       .addSuccess(WebhookDelivery, { status: 202 })
+      .addError(NotFound)
       .annotate(OpenApi.Summary, "Send a test event")
       .annotate(OpenApi.Description, "As POST /v1/webhook_endpoints/{endpoint_id}/test: a `webhook.test` event through the normal delivery path.")
   )
-  .addError(NotFound)
-  .addError(Forbidden)
   .addError(AccountFrozen)
   .annotate(OpenApi.Description, "Webhook endpoints from the dashboard: the keyed API's, on the session's account in live mode, with the same rules.")
 )

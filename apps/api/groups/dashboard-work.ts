@@ -9,10 +9,10 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Mode } from "../../../core/domain/enums.js"
 import {
-  AccountFrozen, AccountSuspended, AudioTooLong, FileNotReady, FileTooLarge, Forbidden, InsufficientCredit, JobNotCancelable,
+  AccountFrozen, AccountSuspended, AudioTooLong, FileNotReady, FileTooLarge, InsufficientCredit, JobNotCancelable,
   ModelNotAvailable, NotFound, QuotaExceeded, UnsupportedMediaType, UploadExpired
 } from "../../../core/errors.js"
-import { CompleteIn, CreateIn, CreateOut, DashboardJob, DenoiseIn, File, OutputLink } from "../../../core/schema/index.js"
+import { CompleteIn, CreateIn, CreateOut, DashboardJob, DenoiseIn, File, fileIdDescription, OutputLink } from "../../../core/schema/index.js"
 import { Idempotent } from "../edge/annotations.js"
 import { withSession } from "../edge/declare.js"
 import { STRICT } from "../edge/strict.js"
@@ -20,8 +20,8 @@ import { CsrfHeaders } from "../middleware/session.js"
 
 const strict = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ parseOptions: STRICT }) as S
 
-const fileId = HttpApiSchema.param("file_id", Schema.String)
-const jobId = HttpApiSchema.param("job_id", Schema.String)
+const fileId = HttpApiSchema.param("file_id", Schema.String.annotations({ description: fileIdDescription }))
+const jobId = HttpApiSchema.param("job_id", Schema.String.annotations({ description: "The job's id (`job_…`)." }))
 
 /** The CSRF token, and the `Idempotency-Key` the edge honours on these creations. */
 export const IdempotentCsrfHeaders = Schema.Struct({
@@ -49,6 +49,7 @@ export const DashboardWorkGroup = withSession(HttpApiGroup.make("dashboardWork")
       .annotate(OpenApi.Summary, "Get a file")
       .annotate(OpenApi.Description, "As GET /v1/files/{file_id}: its status, and its duration once validated.")
       .addSuccess(File)
+      .addError(NotFound)
   )
   .add(
     HttpApiEndpoint.post("completeDashboardFile")`/v1/dashboard/files/${fileId}/complete`
@@ -57,6 +58,7 @@ export const DashboardWorkGroup = withSession(HttpApiGroup.make("dashboardWork")
       .setPayload(strict(CompleteIn))
       .setHeaders(IdempotentCsrfHeaders)
       .addSuccess(File, { status: 202 })
+      .addError(NotFound)
       .addError(UploadExpired)
       .addError(QuotaExceeded)
       .annotate(Idempotent, true)
@@ -68,6 +70,7 @@ export const DashboardWorkGroup = withSession(HttpApiGroup.make("dashboardWork")
       .setPayload(strict(DenoiseIn))
       .setHeaders(IdempotentCsrfHeaders)
       .addSuccess(DashboardJob, { status: 202 })
+      .addError(NotFound)
       .addError(FileNotReady)
       .addError(ModelNotAvailable)
       .addError(AudioTooLong)
@@ -82,18 +85,18 @@ export const DashboardWorkGroup = withSession(HttpApiGroup.make("dashboardWork")
       .annotate(OpenApi.Description, "As POST /v1/jobs/{job_id}/cancel, for a live job: only while queued; its hold is released.")
       .setHeaders(IdempotentCsrfHeaders)
       .addSuccess(DashboardJob)
+      .addError(NotFound)
       .addError(JobNotCancelable)
       .annotate(Idempotent, true)
   )
   .add(
     HttpApiEndpoint.get("getDashboardJobInput")`/v1/dashboard/jobs/${jobId}/input`
-      .setUrlParams(Schema.Struct({ mode: Schema.optional(Mode) }))
+      .setUrlParams(Schema.Struct({ mode: Schema.optional(Mode).annotations({ description: "`live` (the default) or `test` objects." }) }))
       .addSuccess(OutputLink)
+      .addError(NotFound)
       .annotate(OpenApi.Summary, "Get a link to a job's input")
       .annotate(OpenApi.Description, "A fresh signed link (1 hour) to the audio the job was given, while it is kept (until its file is deleted, at most 7 days after upload; then 404): the dashboard plays it beside the output.")
   )
-  .addError(NotFound)
-  .addError(Forbidden)
   .addError(AccountFrozen)
   .annotate(OpenApi.Description, "Denoising from the dashboard: the keyed API's files and jobs, on the session's account in live mode, with the same rules.")
 )

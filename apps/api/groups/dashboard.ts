@@ -2,10 +2,10 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Mode } from "../../../core/domain/enums.js"
-import { Forbidden, IdempotencyKeyReused, JobNotSucceeded, NotFound, OutputExpired, ProviderError } from "../../../core/errors.js"
+import { IdempotencyKeyReused, JobNotSucceeded, NotFound, OutputExpired, ProviderError } from "../../../core/errors.js"
 import {
   Account, AccountPatch, CheckoutRequest, CheckoutResponse, DashboardCredits, DashboardJobDetail, DashboardJobPage, JobListParams, KeyCreateRequest,
-  KeyCreateResponse, KeyList, KeyOut, LedgerPage, OutputLink, PageLimit, UsageQuery, UsageResponse
+  cursorDescription, KeyCreateResponse, KeyList, KeyOut, LedgerPage, OutputLink, PageLimit, pageLimitDescription, UsageQuery, UsageResponse
 } from "../../../core/schema/index.js"
 import { withSession } from "../edge/declare.js"
 import { STRICT } from "../edge/strict.js"
@@ -13,8 +13,9 @@ import { CsrfHeaders } from "../middleware/session.js"
 
 const strict = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ parseOptions: STRICT }) as S
 
-const keyId = HttpApiSchema.param("key_id", Schema.String)
-const jobId = HttpApiSchema.param("job_id", Schema.String)
+const keyId = HttpApiSchema.param("key_id", Schema.String.annotations({ description: "The key's id (`key_…`)." }))
+const jobId = HttpApiSchema.param("job_id", Schema.String.annotations({ description: "The job's id (`job_…`)." }))
+const ModeParam = Schema.optional(Mode).annotations({ description: "`live` (the default) or `test` objects." })
 
 const KeyCreateHeaders = Schema.Struct({
   ...CsrfHeaders.fields,
@@ -56,6 +57,7 @@ export const DashboardGroup = withSession(HttpApiGroup.make("dashboard")
       .setPayload(strict(KeyCreateRequest))
       .setHeaders(KeyCreateHeaders)
       .addSuccess(KeyCreateResponse, { status: 201 })
+      .addError(NotFound)
       .addError(IdempotencyKeyReused)
       .annotate(OpenApi.Description, "Live keys need a verified address and accepted terms (403). At most 50 unrevoked keys (403).")
   )
@@ -65,6 +67,7 @@ export const DashboardGroup = withSession(HttpApiGroup.make("dashboard")
       .annotate(OpenApi.Description, "The key stops working on the next request.")
       .setHeaders(CsrfHeaders)
       .addSuccess(KeyOut)
+      .addError(NotFound)
   )
   .add(
     HttpApiEndpoint.get("getDashboardCredits", "/v1/dashboard/credits").addSuccess(DashboardCredits)
@@ -89,7 +92,10 @@ export const DashboardGroup = withSession(HttpApiGroup.make("dashboard")
     HttpApiEndpoint.get("getLedger", "/v1/dashboard/ledger")
       .annotate(OpenApi.Summary, "List ledger entries")
       .annotate(OpenApi.Description, "Every credit movement, newest first, with the balances after it.")
-      .setUrlParams(Schema.Struct({ limit: Schema.optional(PageLimit), cursor: Schema.optional(Schema.String) }))
+      .setUrlParams(Schema.Struct({
+        limit: Schema.optional(PageLimit).annotations({ description: pageLimitDescription }),
+        cursor: Schema.optional(Schema.String).annotations({ description: cursorDescription })
+      }))
       .addSuccess(LedgerPage)
   )
   .add(
@@ -101,26 +107,26 @@ export const DashboardGroup = withSession(HttpApiGroup.make("dashboard")
     HttpApiEndpoint.get("listDashboardJobs", "/v1/dashboard/jobs")
       .annotate(OpenApi.Summary, "List jobs of every key")
       .annotate(OpenApi.Description, "Newest first, with the key that created each job.")
-      .setUrlParams(Schema.Struct({ ...JobListParams.fields, mode: Schema.optional(Mode) }))
+      .setUrlParams(Schema.Struct({ ...JobListParams.fields, mode: ModeParam }))
       .addSuccess(DashboardJobPage)
   )
   .add(
     HttpApiEndpoint.get("getDashboardJob")`/v1/dashboard/jobs/${jobId}`
       .annotate(OpenApi.Summary, "Get a job with its ledger")
       .annotate(OpenApi.Description, "The job, its key and its ledger entries, oldest first.")
-      .setUrlParams(Schema.Struct({ mode: Schema.optional(Mode) }))
+      .setUrlParams(Schema.Struct({ mode: ModeParam }))
       .addSuccess(DashboardJobDetail)
+      .addError(NotFound)
   )
   .add(
     HttpApiEndpoint.get("getDashboardJobOutput")`/v1/dashboard/jobs/${jobId}/output`
-      .setUrlParams(Schema.Struct({ mode: Schema.optional(Mode) }))
+      .setUrlParams(Schema.Struct({ mode: ModeParam }))
       .addSuccess(OutputLink)
+      .addError(NotFound)
       .annotate(OpenApi.Summary, "Get a download link for a job's output")
       .addError(JobNotSucceeded)
       .addError(OutputExpired)
       .annotate(OpenApi.Description, "A fresh signed download link (1 hour) for a succeeded job's output, as GET /v1/jobs/{job_id}/output gives an API key.")
   )
-  .addError(NotFound)
-  .addError(Forbidden)
   .annotate(OpenApi.Description, "The signed-in dashboard: its own account only. `mode` picks live (default) or test objects.")
 )

@@ -11,13 +11,15 @@ import { RateBucket } from "../edge/annotations.js"
 import { withoutCaller } from "../edge/declare.js"
 
 export class PaymentWebhookReceived extends Schema.Class<PaymentWebhookReceived>("PaymentWebhookReceived")({
-  received: Schema.Literal(true)
-}) {}
+  received: Schema.propertySignature(Schema.Literal(true)).annotations({ description: "Always true: the event was checked and taken." })
+}, { description: "The event was received." }) {}
 
 export const PaymentWebhookGroup = withoutCaller(HttpApiGroup.make("paymentWebhooks")
   .add(
     HttpApiEndpoint.post("receivePaymentEvent", "/v1/webhooks/payments")
-      .setHeaders(Schema.Struct({ "stripe-signature": Schema.optional(Schema.String) }))
+      .setHeaders(Schema.Struct({
+        "stripe-signature": Schema.optional(Schema.String).annotations({ description: "The provider's signature over the exact body (Stripe's scheme); a bad or missing one is 400." })
+      }))
       .addSuccess(PaymentWebhookReceived)
       .annotate(RateBucket, "unlimited")
       .annotate(OpenApi.Summary, "Receive a payment provider event")

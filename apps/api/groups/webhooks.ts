@@ -11,7 +11,7 @@ import { STRICT } from "../edge/strict.js"
 
 const strict = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ parseOptions: STRICT }) as S
 
-const endpointId = HttpApiSchema.param("endpoint_id", Schema.String)
+const endpointId = HttpApiSchema.param("endpoint_id", Schema.String.annotations({ description: "The webhook endpoint's id (`whe_…`)." }))
 
 export const WebhooksGroup = withApiKey(HttpApiGroup.make("webhooks")
   .add(
@@ -24,7 +24,7 @@ export const WebhooksGroup = withApiKey(HttpApiGroup.make("webhooks")
       .annotate(OpenApi.Summary, "Create a webhook endpoint")
       .annotate(
         OpenApi.Description,
-        "At most 16 per account and mode. The `secret` (`whsec_…`) is shown only in this answer. Live-mode URLs must be `https://` and resolve to public addresses (`422 invalid_request` otherwise)."
+        "Subscribes a URL to events of the key's mode (at most 16 endpoints per account and mode). The `secret` (`whsec_…`) that signs every delivery is shown only in this answer. Live-mode URLs must be `https://`; every URL must resolve to a public address (`422 invalid_request` otherwise)."
       )
   )
   .add(
@@ -36,12 +36,14 @@ export const WebhooksGroup = withApiKey(HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.get("getWebhookEndpoint")`/v1/webhook_endpoints/${endpointId}`
       .addSuccess(WebhookEndpoint)
+      .addError(NotFound)
       .annotate(OpenApi.Summary, "Get a webhook endpoint")
       .annotate(OpenApi.Description, "One endpoint, without its secret.")
   )
   .add(
     HttpApiEndpoint.del("deleteWebhookEndpoint")`/v1/webhook_endpoints/${endpointId}`
       .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFound)
       .annotate(OpenApi.Summary, "Delete a webhook endpoint")
       .annotate(OpenApi.Description, "The endpoint and its deliveries log go; pending deliveries are not sent.")
   )
@@ -49,19 +51,20 @@ export const WebhooksGroup = withApiKey(HttpApiGroup.make("webhooks")
     HttpApiEndpoint.get("listWebhookDeliveries")`/v1/webhook_endpoints/${endpointId}/deliveries`
       .setUrlParams(Schema.Struct(DeliveryListParams.fields))
       .addSuccess(WebhookDeliveryPage)
+      .addError(NotFound)
       .annotate(OpenApi.Summary, "List an endpoint's deliveries")
       .annotate(OpenApi.Description, "Newest first, by cursor. Each delivery lists every attempt: when, the status answered, the duration and the error.")
   )
   .add(
     HttpApiEndpoint.post("sendWebhookTest")`/v1/webhook_endpoints/${endpointId}/test`
       .addSuccess(WebhookDelivery, { status: 202 })
+      .addError(NotFound)
       .annotate(OpenApi.Summary, "Send a test event")
       .annotate(
         OpenApi.Description,
         "Sends a `webhook.test` event (`data: {endpoint: id}`) to this endpoint, whatever events it subscribes to, through the normal delivery path: signed, retried and logged like any other delivery. Answers the pending delivery; its attempts appear under GET …/deliveries."
       )
   )
-  .addError(NotFound)
   .annotate(RequiredScopes, ["webhooks:write"])
   .annotate(
     OpenApi.Description,
