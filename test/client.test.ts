@@ -22,6 +22,8 @@ interface Answer {
   readonly status: number
   readonly headers?: Record<string, string>
   readonly body?: unknown
+  /** Sent as it is instead of `body` as JSON (what a proxy in front of the API may answer). */
+  readonly raw?: string
 }
 
 const seen: Array<Seen> = []
@@ -33,7 +35,7 @@ const server = createServer((req: IncomingMessage, res) => {
   const answer = answers.shift() ?? { status: 500, body: { code: "internal_error" } }
   const problem = answer.status >= 400
   res.writeHead(answer.status, { "content-type": problem ? "application/problem+json" : "application/json", "x-request-id": `req_${seen.length}`, ...answer.headers })
-  res.end(answer.body === undefined ? "" : JSON.stringify(answer.body))
+  res.end(answer.raw ?? (answer.body === undefined ? "" : JSON.stringify(answer.body)))
 })
 
 beforeAll(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => {
@@ -93,6 +95,15 @@ describe("the typed client", () => {
       expect(seen).toHaveLength(1)
     }).pipe(Effect.provide(FetchHttpClient.layer)))
 
+  it.effect("an answer that is not a problem (a proxy's HTML) fails as http_<status> with the X-Request-Id, after its retries", () =>
+    Effect.gen(function*() {
+      const proxyPage: Answer = { status: 502, headers: { "content-type": "text/html", "retry-after": "0" }, raw: "<html><h1>502 Bad Gateway</h1></html>" }
+      answers = Array.from({ length: 4 }, () => proxyPage)
+      const error = yield* Effect.flip(createFile)
+      expect(error).toMatchObject({ status: 502, code: "http_502", title: "HTTP 502", detail: "The server answered 502.", requestId: "req_4", retryAfterSeconds: 0 })
+      expect(seen).toHaveLength(4)
+    }).pipe(Effect.provide(FetchHttpClient.layer)))
+
   it.effect("gives up after maxAttempts with the last problem", () =>
     Effect.gen(function*() {
       answers = Array.from({ length: 5 }, () => problem(503, "service_unavailable", { "retry-after": "0" }))
@@ -121,3 +132,4 @@ describe("the typed client", () => {
       expect(Either.isLeft(result) && result.left).toMatchObject({ _tag: "HushApiError", status: 0, code: "network_error" })
     }).pipe(Effect.provide(FetchHttpClient.layer)))
 })
+

@@ -22,6 +22,7 @@
 import { type HttpApi, HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { Data, Duration, Effect, FiberRef, Option, ParseResult, Schema } from "effect"
 import { HushApi } from "../api/definition.js"
+import { problemOf as decodeProblem } from "../../core/problem.js"
 import { type CompleteIn, File } from "../../core/schema/file.js"
 
 /** A problem the API answered (status ≥ 400), or a transport failure that outlived its retries. */
@@ -83,27 +84,20 @@ const retryAfterOf = (response: HttpClientResponse.HttpClientResponse): number |
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000))
 }
 
-/** The problem of an answer of 400 or more, whatever its body (a proxy may answer HTML). */
+/** The problem of an answer of 400 or more, whatever its body (a proxy may answer HTML): core/problem.ts. */
 const problemOf = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<HushApiError> =>
   response.text.pipe(
     Effect.orElseSucceed(() => ""),
     Effect.map((text) => {
-      let body: Record<string, unknown> = {}
-      try {
-        const parsed: unknown = JSON.parse(text)
-        if (typeof parsed === "object" && parsed !== null) body = parsed as Record<string, unknown>
-      } catch {
-        // not JSON: described from the status below
-      }
-      const string = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined)
+      const problem = decodeProblem(response.status, text)
       return new HushApiError({
-        status: response.status,
-        code: string(body.code) ?? `http_${response.status}`,
-        title: string(body.title) ?? `HTTP ${response.status}`,
-        detail: string(body.detail) ?? (text.slice(0, 200) || "the server gave no detail"),
-        requestId: string(body.request_id) ?? response.headers["x-request-id"],
-        retryAfterSeconds: retryAfterOf(response),
-        field: string(body.field)
+        status: problem.status,
+        code: problem.code,
+        title: problem.title,
+        detail: problem.detail,
+        requestId: problem.requestId ?? response.headers["x-request-id"],
+        retryAfterSeconds: retryAfterOf(response) ?? problem.retryAfterSeconds,
+        field: problem.field
       })
     })
   )
