@@ -9,7 +9,7 @@ import { Effect, Either, Fiber, TestClock } from "effect"
 import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, beforeEach } from "vitest"
-import { HushApiError, makeHushClient, withIdempotencyKey } from "../apps/client/index.js"
+import { HushApiError, makeHushClient, retrying, withIdempotencyKey } from "../apps/client/index.js"
 
 interface Seen {
   readonly method: string
@@ -133,3 +133,60 @@ describe("the typed client", () => {
     }).pipe(Effect.provide(FetchHttpClient.layer)))
 })
 
+describe("retrying: which failures, how often, how long between", () => {
+  const failure = (status: number, retryAfterSeconds?: number) =>
+    new HushApiError({ status, code: `c${status}`, title: "t", detail: "d", requestId: undefined, retryAfterSeconds, field: undefined })
+  /** An attempt that fails with `error` and counts its runs. */
+  const failing = (error: HushApiError) => {
+    const runs = { count: 0 }
+    return { runs, attempt: Effect.suspend(() => { runs.count += 1; return Effect.fail(error) }) }
+  }
+  const settle = realWait(20)
+
+  it.effect("a 4xx other than 429 is not retried; a dropped connection is", () =>
+    Effect.gen(function*() {
+      const conflict = failing(failure(409))
+      expect(yield* Effect.flip(retrying(conflict.attempt, { baseDelayMs: 0 }))).toMatchObject({ status: 409 })
+      expect(conflict.runs.count).toBe(1)
+      const dropped = failing(failure(0))
+      const fiber = yield* Effect.fork(retrying(dropped.attempt, { baseDelayMs: 1, maxAttempts: 3 }))
+      yield* TestClock.adjust("1 second")
+      expect(yield* Effect.flip(Fiber.join(fiber))).toMatchObject({ status: 0 })
+      expect(dropped.runs.count).toBe(3)
+    }))
+
+  it.effect("without Retry-After, waits between half and all of a step that doubles, capped at maxDelayMs", () =>
+    Effect.gen(function*() {
+      const busy = failing(failure(503))
+      const fiber = yield* Effect.fork(retrying(busy.attempt, { baseDelayMs: 1000, maxDelayMs: 3000, maxAttempts: 4 }))
+      yield* settle
+      expect(busy.runs.count).toBe(1)
+      yield* TestClock.adjust("499 millis") // the first wait is in [500, 1000] ms
+      yield* settle
+      expect(busy.runs.count).toBe(1)
+      yield* TestClock.adjust("501 millis")
+      yield* settle
+      expect(busy.runs.count).toBe(2)
+      yield* TestClock.adjust("999 millis") // the second in [1000, 2000] ms
+      yield* settle
+      expect(busy.runs.count).toBe(2)
+      yield* TestClock.adjust("1001 millis")
+      yield* settle
+      expect(busy.runs.count).toBe(3)
+      yield* TestClock.adjust("3000 millis") // the third in [2000, 4000] ms, capped at 3000
+      expect(yield* Effect.flip(Fiber.join(fiber))).toMatchObject({ status: 503 })
+      expect(busy.runs.count).toBe(4)
+    }))
+
+  it.effect("Retry-After is waited as given, capped at maxDelayMs", () =>
+    Effect.gen(function*() {
+      const limited = failing(failure(429, 60))
+      const fiber = yield* Effect.fork(retrying(limited.attempt, { baseDelayMs: 1, maxDelayMs: 10_000, maxAttempts: 2 }))
+      yield* TestClock.adjust("9999 millis")
+      yield* settle
+      expect(limited.runs.count).toBe(1)
+      yield* TestClock.adjust("1 millis")
+      expect(yield* Effect.flip(Fiber.join(fiber))).toMatchObject({ status: 429 })
+      expect(limited.runs.count).toBe(2)
+    }))
+})
