@@ -9,7 +9,7 @@ import { Effect, Either, Fiber, TestClock } from "effect"
 import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, beforeEach } from "vitest"
-import { HushApiError, makeHushClient, withIdempotencyKey } from "../apps/client/index.js"
+import { HushApiError, makeHushClient, retrying, withIdempotencyKey } from "../apps/client/index.js"
 
 interface Seen {
   readonly method: string
@@ -22,6 +22,8 @@ interface Answer {
   readonly status: number
   readonly headers?: Record<string, string>
   readonly body?: unknown
+  /** Sent as it is instead of `body` as JSON (what a proxy in front of the API may answer). */
+  readonly raw?: string
 }
 
 const seen: Array<Seen> = []
@@ -33,7 +35,7 @@ const server = createServer((req: IncomingMessage, res) => {
   const answer = answers.shift() ?? { status: 500, body: { code: "internal_error" } }
   const problem = answer.status >= 400
   res.writeHead(answer.status, { "content-type": problem ? "application/problem+json" : "application/json", "x-request-id": `req_${seen.length}`, ...answer.headers })
-  res.end(answer.body === undefined ? "" : JSON.stringify(answer.body))
+  res.end(answer.raw ?? (answer.body === undefined ? "" : JSON.stringify(answer.body)))
 })
 
 beforeAll(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => {
@@ -93,6 +95,15 @@ describe("the typed client", () => {
       expect(seen).toHaveLength(1)
     }).pipe(Effect.provide(FetchHttpClient.layer)))
 
+  it.effect("an answer that is not a problem (a proxy's HTML) fails as http_<status> with the X-Request-Id, after its retries", () =>
+    Effect.gen(function*() {
+      const proxyPage: Answer = { status: 502, headers: { "content-type": "text/html", "retry-after": "0" }, raw: "<html><h1>502 Bad Gateway</h1></html>" }
+      answers = Array.from({ length: 4 }, () => proxyPage)
+      const error = yield* Effect.flip(createFile)
+      expect(error).toMatchObject({ status: 502, code: "http_502", title: "HTTP 502", detail: "The server answered 502.", requestId: "req_4", retryAfterSeconds: 0 })
+      expect(seen).toHaveLength(4)
+    }).pipe(Effect.provide(FetchHttpClient.layer)))
+
   it.effect("gives up after maxAttempts with the last problem", () =>
     Effect.gen(function*() {
       answers = Array.from({ length: 5 }, () => problem(503, "service_unavailable", { "retry-after": "0" }))
@@ -120,4 +131,62 @@ describe("the typed client", () => {
       const result = yield* Effect.either(hush.public.health())
       expect(Either.isLeft(result) && result.left).toMatchObject({ _tag: "HushApiError", status: 0, code: "network_error" })
     }).pipe(Effect.provide(FetchHttpClient.layer)))
+})
+
+describe("retrying: which failures, how often, how long between", () => {
+  const failure = (status: number, retryAfterSeconds?: number) =>
+    new HushApiError({ status, code: `c${status}`, title: "t", detail: "d", requestId: undefined, retryAfterSeconds, field: undefined })
+  /** An attempt that fails with `error` and counts its runs. */
+  const failing = (error: HushApiError) => {
+    const runs = { count: 0 }
+    return { runs, attempt: Effect.suspend(() => { runs.count += 1; return Effect.fail(error) }) }
+  }
+  const settle = realWait(20)
+
+  it.effect("a 4xx other than 429 is not retried; a dropped connection is", () =>
+    Effect.gen(function*() {
+      const conflict = failing(failure(409))
+      expect(yield* Effect.flip(retrying(conflict.attempt, { baseDelayMs: 0 }))).toMatchObject({ status: 409 })
+      expect(conflict.runs.count).toBe(1)
+      const dropped = failing(failure(0))
+      const fiber = yield* Effect.fork(retrying(dropped.attempt, { baseDelayMs: 1, maxAttempts: 3 }))
+      yield* TestClock.adjust("1 second")
+      expect(yield* Effect.flip(Fiber.join(fiber))).toMatchObject({ status: 0 })
+      expect(dropped.runs.count).toBe(3)
+    }))
+
+  it.effect("without Retry-After, waits between half and all of a step that doubles, capped at maxDelayMs", () =>
+    Effect.gen(function*() {
+      const busy = failing(failure(503))
+      const fiber = yield* Effect.fork(retrying(busy.attempt, { baseDelayMs: 1000, maxDelayMs: 3000, maxAttempts: 4 }))
+      yield* settle
+      expect(busy.runs.count).toBe(1)
+      yield* TestClock.adjust("499 millis") // the first wait is in [500, 1000] ms
+      yield* settle
+      expect(busy.runs.count).toBe(1)
+      yield* TestClock.adjust("501 millis")
+      yield* settle
+      expect(busy.runs.count).toBe(2)
+      yield* TestClock.adjust("999 millis") // the second in [1000, 2000] ms
+      yield* settle
+      expect(busy.runs.count).toBe(2)
+      yield* TestClock.adjust("1001 millis")
+      yield* settle
+      expect(busy.runs.count).toBe(3)
+      yield* TestClock.adjust("3000 millis") // the third in [2000, 4000] ms, capped at 3000
+      expect(yield* Effect.flip(Fiber.join(fiber))).toMatchObject({ status: 503 })
+      expect(busy.runs.count).toBe(4)
+    }))
+
+  it.effect("Retry-After is waited as given, capped at maxDelayMs", () =>
+    Effect.gen(function*() {
+      const limited = failing(failure(429, 60))
+      const fiber = yield* Effect.fork(retrying(limited.attempt, { baseDelayMs: 1, maxDelayMs: 10_000, maxAttempts: 2 }))
+      yield* TestClock.adjust("9999 millis")
+      yield* settle
+      expect(limited.runs.count).toBe(1)
+      yield* TestClock.adjust("1 millis")
+      expect(yield* Effect.flip(Fiber.join(fiber))).toMatchObject({ status: 429 })
+      expect(limited.runs.count).toBe(2)
+    }))
 })

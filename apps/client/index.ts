@@ -20,8 +20,9 @@
  * ```
  */
 import { type HttpApi, HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { Data, Duration, Effect, FiberRef, Option, ParseResult, Schema } from "effect"
+import { Data, Duration, Effect, FiberRef, Option, ParseResult, Random, Schedule, Schema } from "effect"
 import { HushApi } from "../api/definition.js"
+import { problemOf as decodeProblem } from "../../core/problem.js"
 import { type CompleteIn, File } from "../../core/schema/file.js"
 
 /** A problem the API answered (status ≥ 400), or a transport failure that outlived its retries. */
@@ -88,27 +89,20 @@ const retryAfterOf = (response: HttpClientResponse.HttpClientResponse): number |
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000))
 }
 
-/** The problem of an answer of 400 or more, whatever its body (a proxy may answer HTML). */
+/** The problem of an answer of 400 or more, whatever its body (a proxy may answer HTML): core/problem.ts. */
 const problemOf = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<HushApiError> =>
   response.text.pipe(
     Effect.orElseSucceed(() => ""),
     Effect.map((text) => {
-      let body: Record<string, unknown> = {}
-      try {
-        const parsed: unknown = JSON.parse(text)
-        if (typeof parsed === "object" && parsed !== null) body = parsed as Record<string, unknown>
-      } catch {
-        // not JSON: described from the status below
-      }
-      const string = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined)
+      const problem = decodeProblem(response.status, text)
       return new HushApiError({
-        status: response.status,
-        code: string(body.code) ?? `http_${response.status}`,
-        title: string(body.title) ?? `HTTP ${response.status}`,
-        detail: string(body.detail) ?? (text.slice(0, 200) || "the server gave no detail"),
-        requestId: string(body.request_id) ?? response.headers["x-request-id"],
-        retryAfterSeconds: retryAfterOf(response),
-        field: string(body.field)
+        status: problem.status,
+        code: problem.code,
+        title: problem.title,
+        detail: problem.detail,
+        requestId: problem.requestId ?? response.headers["x-request-id"],
+        retryAfterSeconds: retryAfterOf(response) ?? problem.retryAfterSeconds,
+        field: problem.field
       })
     })
   )
@@ -144,32 +138,39 @@ const timeoutError = (timeoutMs: number) =>
 /** Whether a failure may be retried unchanged: a dropped connection, a timeout or a retryable status. */
 export const isRetryable = (error: HushApiError): boolean => error.status === 0 || RETRYABLE_STATUSES.has(error.status)
 
-/** The wait before attempt `attempt + 1`: `Retry-After` when given, else exponential backoff with jitter. */
-export const retryDelayMs = (error: HushApiError, attempt: number, options: RetryOptions = {}): number => {
+/**
+ * The wait before attempt `attempt + 1`: `Retry-After` when given, else exponential backoff with
+ * jitter (between half and all of the doubled step, `jitter` placing it in that range), never
+ * over `maxDelayMs`.
+ */
+export const retryDelayMs = (error: HushApiError, attempt: number, options: RetryOptions = {}, jitter: number = Math.random()): number => {
   const base = options.baseDelayMs ?? 500
   const max = options.maxDelayMs ?? 30_000
   if (error.retryAfterSeconds !== undefined) return Math.min(error.retryAfterSeconds * 1000, max)
   const backoff = base * 2 ** (attempt - 1)
-  return Math.min(max, backoff / 2 + Math.random() * backoff / 2)
+  return Math.min(max, backoff / 2 + jitter * backoff / 2)
 }
 
 /**
- * Re-runs `attempt` while it fails retryably, up to `maxAttempts` in all. Exported for the
- * other requests a client makes (uploads to signed URLs).
+ * When to try again: while the failure is retryable, up to `maxAttempts` attempts in all, each
+ * after `retryDelayMs` (its jitter drawn from Effect's `Random`, its wait on Effect's `Clock`).
+ */
+export const retrySchedule = (options: RetryOptions = {}): Schedule.Schedule<[HushApiError, number], HushApiError> =>
+  Schedule.identity<HushApiError>().pipe(
+    Schedule.whileInput(isRetryable),
+    Schedule.intersect(Schedule.recurs((options.maxAttempts ?? 5) - 1)),
+    Schedule.addDelayEffect(([error, retries]) =>
+      Effect.map(Random.next, (jitter) => Duration.millis(retryDelayMs(error, retries + 1, options, jitter))))
+  )
+
+/**
+ * Re-runs `attempt` while it fails retryably (`retrySchedule`). Exported for the other requests
+ * a client makes (uploads to signed URLs).
  */
 export const retrying = <A, R>(
   attempt: Effect.Effect<A, HushApiError, R>,
   options: RetryOptions = {}
-): Effect.Effect<A, HushApiError, R> => {
-  const maxAttempts = options.maxAttempts ?? 5
-  const loop = (n: number): Effect.Effect<A, HushApiError, R> =>
-    attempt.pipe(Effect.catchAll((error) =>
-      isRetryable(error) && n < maxAttempts
-        ? Effect.sleep(Duration.millis(retryDelayMs(error, n, options))).pipe(Effect.zipRight(loop(n + 1)))
-        : Effect.fail(error)
-    ))
-  return loop(1)
-}
+): Effect.Effect<A, HushApiError, R> => Effect.retry(attempt, retrySchedule(options))
 
 /** An HttpClient that authenticates, keys POSTs, fails with `HushApiError` and retries. */
 export const hushHttpClient = (client: HttpClient.HttpClient, options: Omit<HushClientOptions, "baseUrl">): HttpClient.HttpClient.With<HushApiError> =>

@@ -76,3 +76,30 @@ export const contentDisposition = (filename: string): string => {
 
 /** Printable ASCII without surrounding spaces: safe to sign and to echo in a response header. */
 export const isHeaderSafe = (value: string): boolean => /^[\x20-\x7e]{1,255}$/.test(value) && value === value.trim()
+
+export type ByteRange =
+  | { readonly _tag: "Full" }
+  | { readonly _tag: "Partial"; readonly start: number; readonly end: number }
+  | { readonly _tag: "Unsatisfiable" }
+
+/**
+ * `Range: bytes=N-M`, `bytes=N-` and `bytes=-S` against an object of `size` bytes. A missing,
+ * malformed or multi-range header is ignored (the whole object is sent), as RFC 9110 allows.
+ */
+export const parseRange = (header: string | undefined, size: number): ByteRange => {
+  if (header === undefined) return { _tag: "Full" }
+  const match = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header)
+  if (match === null) return { _tag: "Full" }
+  const [, first, last] = match
+  if (first === "" && last === "") return { _tag: "Full" }
+  if (first === "") {
+    const suffix = Number(last)
+    if (suffix === 0 || size === 0) return { _tag: "Unsatisfiable" }
+    return { _tag: "Partial", start: Math.max(0, size - suffix), end: size - 1 }
+  }
+  const start = Number(first)
+  const end = last === "" ? Number.MAX_SAFE_INTEGER : Number(last)
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end < start) return { _tag: "Full" }
+  if (start >= size) return { _tag: "Unsatisfiable" }
+  return { _tag: "Partial", start, end: Math.min(end, size - 1) }
+}

@@ -5,7 +5,8 @@
  * one backend's error bodies.
  *
  * Usage: `blobStoreContract("local disk", () => layerWithARunningServer, { partSizeBytes: 64 * 1024 })`.
- * The layer must provide BlobStore whose URLs are served (a running HTTP server, or S3).
+ * The layer must provide BlobStore whose URLs are served (a running HTTP server, or S3), or
+ * `options.exchange` must answer them (the memory store, whose URLs no server answers).
  * Tests use the real clock (`excludeTestServices`), since expiry is judged by the server.
  */
 import { randomUUID } from "node:crypto"
@@ -26,16 +27,26 @@ export interface BlobStoreContractOptions {
   readonly timeout?: Duration.DurationInput
 }
 
-interface HttpResult {
+/** One HTTP exchange with a URL the store signed: `http` (real `fetch`) unless the store answers its own. */
+export type Exchange<R> = (url: string, init?: ExchangeInit) => Effect.Effect<HttpResult, never, R>
+
+/** What the suite sends: a method, plain headers and bytes. */
+export interface ExchangeInit {
+  readonly method?: string
+  readonly headers?: Record<string, string>
+  readonly body?: Uint8Array
+}
+
+export interface HttpResult {
   readonly status: number
   readonly headers: Headers
   readonly body: Uint8Array
 }
 
 /** One HTTP exchange; the body is always read so the connection is freed. */
-export const http = (url: string, init?: RequestInit): Effect.Effect<HttpResult> =>
+export const http = (url: string, init?: RequestInit | ExchangeInit): Effect.Effect<HttpResult> =>
   Effect.promise(async () => {
-    const response = await fetch(url, init)
+    const response = await fetch(url, init as RequestInit)
     const body = new Uint8Array(await response.arrayBuffer())
     return { status: response.status, headers: response.headers, body }
   })
@@ -95,11 +106,12 @@ export const retarget = (url: string, lastSegment: string): string => {
   return parsed.toString()
 }
 
-export const blobStoreContract = (
+export const blobStoreContract = <R = never>(
   name: string,
-  makeLayer: () => Layer.Layer<BlobStore, unknown>,
-  options: BlobStoreContractOptions
+  makeLayer: () => Layer.Layer<BlobStore | R, unknown>,
+  options: BlobStoreContractOptions & { readonly exchange?: Exchange<R> }
 ): void => {
+  const send: Exchange<R> = options.exchange ?? http
   const prefix = options.keyPrefix ?? ""
   const partSize = options.partSizeBytes
   const keyFor = (label: string) => `${prefix}contract/${label}/${randomUUID()}.bin`
@@ -113,10 +125,10 @@ export const blobStoreContract = (
       const target = asPut(
         yield* store.createUpload({ key, contentType, sizeBytes: declaredSize, expiresAt: yield* inOneHour })
       )
-      return yield* http(target.url, { method: "PUT", headers: { ...target.headers }, body })
+      return yield* send(target.url, { method: "PUT", headers: { ...target.headers }, body })
     })
 
-  const download = (key: string, init?: RequestInit) =>
+  const download = (key: string, init?: ExchangeInit) =>
     Effect.gen(function*() {
       const store = yield* BlobStore
       const url = yield* store.signDownload({
@@ -125,14 +137,14 @@ export const blobStoreContract = (
         contentType: "audio/wav",
         expiresAt: yield* inOneHour
       })
-      return yield* http(url, init)
+      return yield* send(url, init)
     })
 
   /** Sends `chunks[i]` to part i+1 of `target` and returns the parts with their ETags. */
   const sendParts = (target: Extract<UploadTarget, { _tag: "Multipart" }>, chunks: ReadonlyArray<Uint8Array>) =>
     Effect.forEach(chunks, (chunk, i) =>
       Effect.gen(function*() {
-        const response = yield* http(target.parts[i].url, { method: "PUT", body: chunk })
+        const response = yield* send(target.parts[i].url, { method: "PUT", body: chunk })
         expect(response.status).toBe(200)
         const etag = response.headers.get("etag")
         expect(etag).toBeTruthy()
@@ -154,7 +166,7 @@ export const blobStoreContract = (
             "content-type",
             "audio/wav"
           ])
-          const response = yield* http(target.url, { method: "PUT", headers: { ...target.headers }, body })
+          const response = yield* send(target.url, { method: "PUT", headers: { ...target.headers }, body })
           expect(response.status).toBe(200)
           expect(yield* store.stat(key)).toEqual(Option.some({ sizeBytes: body.byteLength }))
           expectBytes(yield* readAll(key), body)
@@ -240,7 +252,7 @@ export const blobStoreContract = (
           )
           yield* store.abortMultipart({ key, uploadId: target.uploadId })
           yield* store.abortMultipart({ key, uploadId: target.uploadId })
-          const late = yield* http(target.parts[0].url, { method: "PUT", body: bytes(10) })
+          const late = yield* send(target.parts[0].url, { method: "PUT", body: bytes(10) })
           expect(late.status).toBeGreaterThanOrEqual(400) // 403 on the local store, 404 on S3 (NoSuchUpload)
           expect(late.status).toBeLessThan(500)
           const complete = yield* Effect.either(
@@ -259,22 +271,22 @@ export const blobStoreContract = (
           const target = asPut(
             yield* store.createUpload({ key, contentType: "audio/wav", sizeBytes: 100, expiresAt: yield* inOneHour })
           )
-          const badSignature = yield* http(tamperSignature(target.url), { method: "PUT", headers: { ...target.headers }, body })
+          const badSignature = yield* send(tamperSignature(target.url), { method: "PUT", headers: { ...target.headers }, body })
           expect(badSignature.status).toBe(403)
-          const otherKey = yield* http(retarget(target.url, other), { method: "PUT", headers: { ...target.headers }, body })
+          const otherKey = yield* send(retarget(target.url, other), { method: "PUT", headers: { ...target.headers }, body })
           expect(otherKey.status).toBe(403)
           expect(yield* store.stat(key)).toEqual(Option.none())
           expect(yield* store.stat(key.replace(/[^/]+$/, other))).toEqual(Option.none())
 
           // The untouched URL still works, and its GET cannot be tampered with either.
-          expect((yield* http(target.url, { method: "PUT", headers: { ...target.headers }, body })).status).toBe(200)
+          expect((yield* send(target.url, { method: "PUT", headers: { ...target.headers }, body })).status).toBe(200)
           const url = yield* store.signDownload({ key, filename: "a.wav", contentType: "audio/wav", expiresAt: yield* inOneHour })
-          expect((yield* http(tamperSignature(url))).status).toBe(403)
+          expect((yield* send(tamperSignature(url))).status).toBe(403)
           const partKey = keyFor("tamper-part")
           const multipart = asMultipart(
             yield* store.createUpload({ key: partKey, contentType: "audio/wav", sizeBytes: 10, expiresAt: yield* inOneHour, partSize })
           )
-          expect((yield* http(tamperSignature(multipart.parts[0].url), { method: "PUT", body: bytes(10) })).status).toBe(403)
+          expect((yield* send(tamperSignature(multipart.parts[0].url), { method: "PUT", body: bytes(10) })).status).toBe(403)
           yield* store.abortMultipart({ key: partKey, uploadId: multipart.uploadId })
         }))
 
@@ -286,13 +298,13 @@ export const blobStoreContract = (
           const target = asPut(
             yield* store.createUpload({ key, contentType: "audio/wav", sizeBytes: 100, expiresAt: yield* oneMinuteAgo })
           )
-          const response = yield* http(target.url, { method: "PUT", headers: { ...target.headers }, body })
+          const response = yield* send(target.url, { method: "PUT", headers: { ...target.headers }, body })
           expect(response.status).toBe(403)
           expect(yield* store.stat(key)).toEqual(Option.none())
 
           yield* store.write(key, Stream.make(body), { contentType: "audio/wav" })
           const url = yield* store.signDownload({ key, filename: "a.wav", contentType: "audio/wav", expiresAt: yield* oneMinuteAgo })
-          expect((yield* http(url)).status).toBe(403)
+          expect((yield* send(url)).status).toBe(403)
         }))
 
       it.effect("a PUT whose body is shorter or longer than the signed size is refused", () =>
@@ -321,11 +333,11 @@ export const blobStoreContract = (
           expect(target.parts).toHaveLength(3)
           // the last part's share is 100 bytes: 160 (or 60) are refused, whatever the other parts
           for (const wrong of [160, 60]) {
-            const refused = yield* http(target.parts[2].url, { method: "PUT", body: bytes(wrong, 3) })
+            const refused = yield* send(target.parts[2].url, { method: "PUT", body: bytes(wrong, 3) })
             expect(refused.status).toBeGreaterThanOrEqual(400)
             expect(refused.status).toBeLessThan(500)
           }
-          const oversizedFirst = yield* http(target.parts[0].url, { method: "PUT", body: bytes(partSize + 1, 1) })
+          const oversizedFirst = yield* send(target.parts[0].url, { method: "PUT", body: bytes(partSize + 1, 1) })
           expect(oversizedFirst.status).toBeGreaterThanOrEqual(400)
           expect(oversizedFirst.status).toBeLessThan(500)
           const parts = yield* sendParts(target, [bytes(partSize, 1), bytes(partSize, 2), bytes(100, 3)])
@@ -358,13 +370,13 @@ export const blobStoreContract = (
           const target = asPut(
             yield* store.createUpload({ key: staged, contentType: "audio/wav", sizeBytes: body.byteLength, expiresAt: yield* inOneHour })
           )
-          expect((yield* http(target.url, { method: "PUT", headers: { ...target.headers }, body })).status).toBe(200)
+          expect((yield* send(target.url, { method: "PUT", headers: { ...target.headers }, body })).status).toBe(200)
           expect(yield* store.move({ from: staged, to: input })).toEqual({ sizeBytes: body.byteLength })
           expect(yield* store.stat(staged)).toEqual(Option.none())
           expectBytes(yield* readAll(input), body)
 
           // the same URL again, with other bytes of the same size
-          const late = yield* http(target.url, { method: "PUT", headers: { ...target.headers }, body: bytes(5_000, 22) })
+          const late = yield* send(target.url, { method: "PUT", headers: { ...target.headers }, body: bytes(5_000, 22) })
           if (options.refusesClosedUploads) {
             expect(late.status).toBe(403)
             expect(yield* store.stat(staged)).toEqual(Option.none())
@@ -392,7 +404,7 @@ export const blobStoreContract = (
           const parts = yield* sendParts(target, [body.subarray(0, partSize), body.subarray(partSize)])
           yield* store.completeMultipart({ key: staged, uploadId: target.uploadId, parts })
           expect(yield* store.move({ from: staged, to: input })).toEqual({ sizeBytes: size })
-          const late = yield* http(target.parts[1].url, { method: "PUT", body: bytes(1_000, 32) })
+          const late = yield* send(target.parts[1].url, { method: "PUT", body: bytes(1_000, 32) })
           expect(late.status).toBeGreaterThanOrEqual(400)
           expect(late.status).toBeLessThan(500)
           expectBytes(yield* readAll(input), body)
@@ -407,9 +419,9 @@ export const blobStoreContract = (
           const target = asPut(
             yield* store.createUpload({ key: staged, contentType: "audio/wav", sizeBytes: body.byteLength, expiresAt: yield* inOneHour })
           )
-          expect((yield* http(target.url, { method: "PUT", headers: { ...target.headers }, body })).status).toBe(200)
+          expect((yield* send(target.url, { method: "PUT", headers: { ...target.headers }, body })).status).toBe(200)
           yield* store.delete(staged)
-          const late = yield* http(target.url, { method: "PUT", headers: { ...target.headers }, body })
+          const late = yield* send(target.url, { method: "PUT", headers: { ...target.headers }, body })
           if (options.refusesClosedUploads) {
             expect(late.status).toBe(403)
             expect(yield* store.stat(staged)).toEqual(Option.none())

@@ -4,8 +4,9 @@
  * same schemas the server decodes and encodes with, so a renamed field fails to compile here
  * and there alike.
  *
- * Every error answer is an RFC 9457 problem; the HTTP client turns it into an `ApiProblem`
- * (status, code, detail, Retry-After) before the endpoint decodes anything, so a page can say
+ * Every error answer is an RFC 9457 problem; the HTTP client reads it with `problemOf`
+ * (core/problem.ts, shared with the typed client) into an `ApiProblem` (status, code, detail,
+ * Retry-After) before the endpoint decodes anything, so a page can say
  * what went wrong in words. Unsafe requests carry the session's CSRF token; a `403 forbidden`
  * on one (the token went stale: a new session in another tab, say) fetches the token again and
  * retries once.
@@ -13,6 +14,7 @@
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { Data, Effect, Either } from "effect"
 import { HushApi } from "../../api/definition.js"
+import { type Problem, problemOf } from "../../../core/problem.js"
 import { navigate } from "./router.js"
 
 export class ApiProblem extends Data.TaggedError("ApiProblem")<{
@@ -30,16 +32,22 @@ export const setCsrfToken = (token: string | undefined) => {
   csrfToken = token
 }
 
-const problemOf = (response: HttpClientResponse.HttpClientResponse) =>
-  response.json.pipe(
-    Effect.orElseSucceed(() => ({})),
-    Effect.map((body: any) => {
-      const retry = Number(response.headers["retry-after"])
+/** The answer's `Retry-After` seconds, else the problem's own `retry_after`; null when neither gives a wait. */
+const retryAfterOf = (response: HttpClientResponse.HttpClientResponse, problem: Problem): number | null => {
+  const seconds = Number(response.headers["retry-after"] ?? problem.retryAfterSeconds)
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : null
+}
+
+const apiProblemOf = (response: HttpClientResponse.HttpClientResponse) =>
+  response.text.pipe(
+    Effect.orElseSucceed(() => ""),
+    Effect.map((text) => {
+      const problem = problemOf(response.status, text)
       return new ApiProblem({
-        status: response.status,
-        code: typeof body?.code === "string" ? body.code : `http_${response.status}`,
-        detail: typeof body?.detail === "string" ? body.detail : `The server answered ${response.status}.`,
-        retryAfter: Number.isFinite(retry) && retry > 0 ? retry : null,
+        status: problem.status,
+        code: problem.code,
+        detail: problem.detail,
+        retryAfter: retryAfterOf(response, problem),
         method: response.request.method
       })
     })
@@ -50,7 +58,7 @@ const makeApi = Effect.gen(function*() {
     HttpClient.mapRequest((request) =>
       request.method === "GET" || csrfToken === undefined ? request : HttpClientRequest.setHeader(request, "x-csrf-token", csrfToken)),
     HttpClient.transformResponse(Effect.flatMap((response) =>
-      response.status < 400 ? Effect.succeed(response) : Effect.flatMap(problemOf(response), Effect.fail)))
+      response.status < 400 ? Effect.succeed(response) : Effect.flatMap(apiProblemOf(response), Effect.fail)))
   )
   return {
     auth: yield* HttpApiClient.group(HushApi, { group: "auth", httpClient }),
