@@ -10,6 +10,7 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns"
 import { request as httpRequest, type IncomingMessage } from "node:http"
 import { request as httpsRequest } from "node:https"
 import { isIP, type LookupFunction } from "node:net"
+import { excerpt } from "../../core/errors.js"
 import { EndpointRefused, type WebhookRequest, type WebhookResponse, WebhookSender } from "../../core/ports/webhooks.js"
 import { nonPublicReason } from "./addresses.js"
 
@@ -29,16 +30,16 @@ const firstNonPublic = (addresses: ReadonlyArray<string>) => {
 }
 
 const refusal = (host: string, found: { readonly address: string; readonly reason: string }) =>
-  `url host '${host}' resolves to ${found.address}, a ${found.reason} address: live-mode endpoints must be publicly reachable`
+  `url host '${excerpt(host)}' resolves to ${found.address}, a ${found.reason} address: live-mode endpoints must be publicly reachable`
 
 /** Resolves and checks every address of the host; the addresses, or why they are refused. */
 const vetHost = async (hostname: string): Promise<ReadonlyArray<LookupAddress>> => {
   const host = bare(hostname)
   const family = isIP(host)
   const addresses = family !== 0 ? [{ address: host, family }] : await resolveAll(host).catch((error: NodeJS.ErrnoException) => {
-    throw new EndpointRefused({ reason: `url host '${host}' cannot be resolved (${error.code ?? error.message})` })
+    throw new EndpointRefused({ reason: `url host '${excerpt(host)}' cannot be resolved (${error.code ?? error.message})` })
   })
-  if (addresses.length === 0) throw new EndpointRefused({ reason: `url host '${host}' has no address` })
+  if (addresses.length === 0) throw new EndpointRefused({ reason: `url host '${excerpt(host)}' has no address` })
   const found = firstNonPublic(addresses.map((a) => a.address))
   if (found !== null) throw new EndpointRefused({ reason: refusal(host, found) })
   return addresses

@@ -3,15 +3,18 @@ import { Schema } from "effect"
 import { AccountStatus, LedgerKind, LotSource, Mode, Scope } from "../domain/enums.js"
 import { Credits } from "./account.js"
 import { Job, JobInput } from "./job.js"
-import { Micros, NextCursor, Timestamp } from "./common.js"
+import { FreeText, Micros, NextCursor, Text, Timestamp } from "./common.js"
 
-const EmailText = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(254))
+const EmailText = Text.pipe(Schema.minLength(1), Schema.maxLength(254))
 /** A loose shape check only: something@something, no spaces inside (surrounding ones are trimmed). */
 const Email = EmailText.pipe(Schema.pattern(/^\s*[^\s@]+@[^\s@]+\s*$/))
-/** Login takes any password up to the bound; new passwords must have 8 to 1024 characters. */
-const PasswordText = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1024))
-const NewPassword = Schema.String.pipe(Schema.minLength(8), Schema.maxLength(1024))
-const Token = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
+/**
+ * Login takes any password up to the bound; new passwords must have 8 to 1024 characters.
+ * Free text: a tab is allowed (a password that had one still signs in), other control characters not.
+ */
+const PasswordText = FreeText.pipe(Schema.minLength(1), Schema.maxLength(1024))
+const NewPassword = FreeText.pipe(Schema.minLength(8), Schema.maxLength(1024))
+const Token = Text.pipe(Schema.minLength(1), Schema.maxLength(200))
 
 // Account
 
@@ -26,7 +29,7 @@ export class Account extends Schema.Class<Account>("Account")({
 
 /** Body of `PATCH /v1/dashboard/account`; an omitted field is left unchanged. */
 export const AccountPatch = Schema.Struct({
-  name: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(200))))
+  name: Schema.optional(Schema.NullOr(Text.pipe(Schema.maxLength(200))))
 }).annotations({ identifier: "AccountPatch" })
 export type AccountPatch = typeof AccountPatch.Type
 
@@ -52,7 +55,7 @@ export class KeyList extends Schema.Class<KeyList>("KeyList")({
 /** Body of `POST /v1/dashboard/keys`. Omitted or null `scopes`: all five. */
 export const KeyCreateRequest = Schema.Struct({
   mode: Mode,
-  name: Schema.optionalWith(Schema.String.pipe(Schema.maxLength(100)), { default: () => "" }),
+  name: Schema.optionalWith(Text.pipe(Schema.maxLength(100)), { default: () => "" }),
   scopes: Schema.optional(Schema.NullOr(Schema.Array(Scope).pipe(Schema.maxItems(10))))
 }).annotations({ identifier: "KeyCreateRequest" })
 export type KeyCreateRequest = typeof KeyCreateRequest.Type
@@ -172,7 +175,7 @@ export class CheckoutResponse extends Schema.Class<CheckoutResponse>("CheckoutRe
 // Usage
 
 /** `YYYY-MM-DD`, a real calendar date. */
-export const IsoDate = Schema.String.pipe(
+export const IsoDate = Text.pipe(
   Schema.pattern(/^\d{4}-\d{2}-\d{2}$/),
   Schema.filter((s) => {
     const parsed = new Date(`${s}T00:00:00Z`)

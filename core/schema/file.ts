@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { FileStatus, Mode } from "../domain/enums.js"
-import { constant, Timestamp } from "./common.js"
+import { constant, Text, Timestamp } from "./common.js"
 
 export const FileError = Schema.Struct({
   code: Schema.String,
@@ -30,9 +30,9 @@ export class File extends Schema.Class<File>("File")({
  * the limits is `413 file_too_large`.
  */
 export const CreateIn = Schema.Struct({
-  filename: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1024)),
+  filename: Text.pipe(Schema.minLength(1), Schema.maxLength(1024)),
   size_bytes: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)),
-  content_type: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255))
+  content_type: Text.pipe(Schema.minLength(1), Schema.maxLength(255))
 }).annotations({ identifier: "CreateIn" })
 export type CreateIn = typeof CreateIn.Type
 
@@ -70,7 +70,7 @@ export class CreateOut extends Schema.Class<CreateOut>("CreateOut")({
 
 export const CompletedPart = Schema.Struct({
   part_number: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)),
-  etag: Schema.String
+  etag: Text
 }).annotations({ identifier: "CompletedPart" })
 export type CompletedPart = typeof CompletedPart.Type
 

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { JobErrorCode, JobStatus, Mode, Task } from "../domain/enums.js"
 import { LOUDNESS_MAX_LUFS, LOUDNESS_MIN_LUFS, OutputFormat } from "../domain/denoise-options.js"
-import { constant, Micros, NextCursor, Timestamp } from "./common.js"
+import { constant, Micros, NextCursor, Text, Timestamp } from "./common.js"
 
 const Strength = Schema.Number.pipe(Schema.finite(), Schema.between(0, 1)).annotations({
   description: "How much of the estimated noise is removed, 0–1: what is left is at least (1 − strength) of the input's noise in amplitude (0.9 → −20 dB; 1 removes all it can; 0 returns the input's sound unchanged)."
@@ -104,9 +104,9 @@ export class JobPage extends Schema.Class<JobPage>("JobPage")({
 
 /** Body of `POST /v1/audio/denoise`. */
 export const DenoiseIn = Schema.Struct({
-  file: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)),
+  file: Text.pipe(Schema.minLength(1), Schema.maxLength(64)),
   /** Omitted or null: the task's default model. */
-  model: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(200)))),
+  model: Schema.optional(Schema.NullOr(Text.pipe(Schema.maxLength(200)))),
   /** Omitted or null: the service's default, chosen per file so that clean speech is never made worse. */
   strength: Schema.optional(Schema.NullOr(Strength)),
   output: Schema.optional(Schema.NullOr(Schema.Struct({
@@ -125,8 +125,8 @@ export const PageLimit = Schema.NumberFromString.pipe(Schema.int(), Schema.betwe
 export const JobListParams = Schema.Struct({
   limit: Schema.optional(PageLimit),
   /** Opaque, from `next_cursor`; one that does not parse is `400 invalid_request`. */
-  cursor: Schema.optional(Schema.String),
+  cursor: Schema.optional(Text),
   status: Schema.optional(JobStatus),
-  model: Schema.optional(Schema.String.pipe(Schema.maxLength(200)))
+  model: Schema.optional(Text.pipe(Schema.maxLength(200)))
 }).annotations({ identifier: "JobListParams" })
 export type JobListParams = typeof JobListParams.Type

@@ -1,15 +1,15 @@
 import { Schema } from "effect"
 import { DeliveryEventType, WebhookDeliveryStatus, WebhookEndpointStatus, WebhookEventType } from "../domain/enums.js"
-import { constant, NextCursor, Timestamp } from "./common.js"
+import { constant, FreeText, NextCursor, Text, Timestamp } from "./common.js"
 import { PageLimit } from "./job.js"
 
 /** Body of `POST /v1/webhook_endpoints`. */
 export const WebhookEndpointIn = Schema.Struct({
   /** Live mode: `https://`, resolving to public addresses only. */
-  url: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2048)),
+  url: Text.pipe(Schema.minLength(1), Schema.maxLength(2048)),
   /** The events sent to this endpoint (at least one). */
   events: Schema.Array(WebhookEventType).pipe(Schema.minItems(1), Schema.maxItems(16)),
-  description: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(500))))
+  description: Schema.optional(Schema.NullOr(FreeText.pipe(Schema.maxLength(500))))
 }).annotations({ identifier: "WebhookEndpointIn" })
 export type WebhookEndpointIn = typeof WebhookEndpointIn.Type
 
@@ -73,5 +73,5 @@ export class WebhookDeliveryPage extends Schema.Class<WebhookDeliveryPage>("Webh
 export const DeliveryListParams = Schema.Struct({
   limit: Schema.optional(PageLimit),
   /** Opaque, from `next_cursor`. */
-  cursor: Schema.optional(Schema.String)
+  cursor: Schema.optional(Text)
 }).annotations({ identifier: "DeliveryListParams" })

@@ -11,7 +11,7 @@ import {
 } from "@effect/platform"
 import { Cause, Context, Effect, FiberRef, Layer, Option, Schema } from "effect"
 import {
-  type ApiError, ApiErrorSchema, InternalError, isApiError, MethodNotAllowed, NotFound
+  type ApiError, ApiErrorSchema, excerpt, InternalError, isApiError, MethodNotAllowed, NotFound
 } from "../../../core/errors.js"
 import { IdGenerator } from "../../../core/ports/ids.js"
 import { nodeResponseOf } from "../../../adapters/node-http/server-request.js"
@@ -118,9 +118,9 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
       }
       if ((squashed as { _tag?: unknown } | null)?._tag === "RouteNotFound") {
         const allow = methodsOfPath(pathname)
-        if (allow.length === 0) return Effect.succeed(problem(new NotFound({ detail: `no route for ${request.method} ${pathname}` })))
+        if (allow.length === 0) return Effect.succeed(problem(new NotFound({ detail: `no route for ${request.method} ${excerpt(pathname)}` })))
         headers["allow"] = allow.join(", ")
-        return Effect.succeed(problem(new MethodNotAllowed({ detail: `${request.method} is not allowed on ${pathname}; allowed: ${allow.join(", ")}` })))
+        return Effect.succeed(problem(new MethodNotAllowed({ detail: `${request.method} is not allowed on ${excerpt(pathname)}; allowed: ${allow.join(", ")}` })))
       }
       return internal(cause)
     }
@@ -129,7 +129,7 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
       Effect.provideService(app, HttpServerRequest.HttpServerRequest, served)
 
     const handled: HttpApp.Default<unknown> = !isCanonicalPath(pathname)
-      ? Effect.fail(new NotFound({ detail: `no route for ${request.method} ${pathname}` }))
+      ? Effect.fail(new NotFound({ detail: `no route for ${request.method} ${excerpt(pathname)}` }))
       : pathname.startsWith("/v1/") && needsBuffering(request)
       ? Effect.flatMap(bufferBody(request), run)
       : app

@@ -1,6 +1,6 @@
 /** Schema failures → `invalid_request` whose detail names the field. */
 import { ParseResult } from "effect"
-import { InvalidRequest } from "../../../core/errors.js"
+import { excerpt, InvalidRequest } from "../../../core/errors.js"
 
 export interface Issue {
   readonly path: ReadonlyArray<PropertyKey>
@@ -8,15 +8,27 @@ export interface Issue {
   readonly _tag?: string
 }
 
-const fieldOf = (path: ReadonlyArray<PropertyKey>) => path.map(String).join(".")
+/** A field's name: an unknown one is the client's, quoted as any value of theirs is. */
+const fieldOf = (path: ReadonlyArray<PropertyKey>) => path.map((key) => excerpt(String(key))).join(".")
 
-/** The first issue decides the field; the detail lists them all (briefly). */
+const ACTUAL = ", actual "
+
+/**
+ * The schema's message, with the value it quotes (`Expected string, actual [1,2,…]`) cut as
+ * every quoted value is. What precedes the first `, actual ` is the schema's own text.
+ */
+const messageOf = (message: string) => {
+  const at = message.indexOf(ACTUAL)
+  return at === -1 ? message : `${message.slice(0, at + ACTUAL.length)}${excerpt(message.slice(at + ACTUAL.length))}`
+}
+
+/** The first issue decides the field; the detail lists up to five (a body is decoded to its first: edge/strict.ts). */
 export const invalidFromIssues = (issues: ReadonlyArray<Issue>, status: 400 | 422, what: string): InvalidRequest => {
   const first = issues[0]
   if (first === undefined) return new InvalidRequest({ status, detail: `the ${what} is invalid` })
   const describe = (issue: Issue) => {
     const field = fieldOf(issue.path)
-    const message = issue._tag === "Unexpected" ? "is not a known field" : issue.message
+    const message = issue._tag === "Unexpected" ? "is not a known field" : messageOf(issue.message)
     return field === "" ? message : `${field}: ${message}`
   }
   const field = fieldOf(first.path)

@@ -8,7 +8,7 @@ import { Schema } from "effect"
 import { NotFound, ProviderError, RateLimited, ServiceUnavailable, Unauthorized } from "../../../core/errors.js"
 import {
   CsrfResponse, EmailRequest, LoginRequest, LoginResponse, OAuthStartRequest, OAuthStartResponse, PasswordChangeRequest,
-  ResetRequest, Session, SignupRequest, StatusResponse, TokenRequest, VerifyResponse
+  ResetRequest, Session, SignupRequest, StatusResponse, Text, TokenRequest, VerifyResponse
 } from "../../../core/schema/index.js"
 import { withoutCaller, withSession } from "../edge/declare.js"
 import { STRICT } from "../edge/strict.js"
@@ -20,9 +20,9 @@ const provider = HttpApiSchema.param("provider", Schema.String)
 
 /** What a provider sends back to the callback (others it adds are ignored). */
 const CallbackParams = Schema.Struct({
-  code: Schema.optional(Schema.String),
-  state: Schema.optional(Schema.String),
-  error: Schema.optional(Schema.String)
+  code: Schema.optional(Text),
+  state: Schema.optional(Text),
+  error: Schema.optional(Text)
 })
 
 export const AuthGroup = withoutCaller(HttpApiGroup.make("auth")

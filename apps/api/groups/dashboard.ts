@@ -5,7 +5,7 @@ import { Mode } from "../../../core/domain/enums.js"
 import { Forbidden, IdempotencyKeyReused, JobNotSucceeded, NotFound, OutputExpired, ProviderError } from "../../../core/errors.js"
 import {
   Account, AccountPatch, CheckoutRequest, CheckoutResponse, DashboardCredits, DashboardJobDetail, DashboardJobPage, JobListParams, KeyCreateRequest,
-  KeyCreateResponse, KeyList, KeyOut, LedgerPage, OutputLink, PageLimit, UsageQuery, UsageResponse
+  KeyCreateResponse, KeyList, KeyOut, LedgerPage, OutputLink, PageLimit, Text, UsageQuery, UsageResponse
 } from "../../../core/schema/index.js"
 import { withSession } from "../edge/declare.js"
 import { STRICT } from "../edge/strict.js"
@@ -89,7 +89,7 @@ export const DashboardGroup = withSession(HttpApiGroup.make("dashboard")
     HttpApiEndpoint.get("getLedger", "/v1/dashboard/ledger")
       .annotate(OpenApi.Summary, "List ledger entries")
       .annotate(OpenApi.Description, "Every credit movement, newest first, with the balances after it.")
-      .setUrlParams(Schema.Struct({ limit: Schema.optional(PageLimit), cursor: Schema.optional(Schema.String) }))
+      .setUrlParams(Schema.Struct({ limit: Schema.optional(PageLimit), cursor: Schema.optional(Text) }))
       .addSuccess(LedgerPage)
   )
   .add(
