@@ -12,14 +12,18 @@ export interface Issue {
 const fieldOf = (path: ReadonlyArray<PropertyKey>) => path.map((key) => excerpt(String(key))).join(".")
 
 const ACTUAL = ", actual "
+/** A JSON string as the schema's messages quote one (`Unable to decode "…" into a number`). */
+const QUOTED_STRING = /"(?:[^"\\]|\\.)*"/g
 
 /**
- * The schema's message, with the value it quotes (`Expected string, actual [1,2,…]`) cut as
- * every quoted value is. What precedes the first `, actual ` is the schema's own text.
+ * The schema's message, with the value it quotes cut as every quoted value is: what follows
+ * `, actual ` (`Expected string, actual [1,2,…]`; what precedes the first one is the schema's
+ * own text), and any other quoted string.
  */
 const messageOf = (message: string) => {
   const at = message.indexOf(ACTUAL)
-  return at === -1 ? message : `${message.slice(0, at + ACTUAL.length)}${excerpt(message.slice(at + ACTUAL.length))}`
+  const cut = at === -1 ? message : `${message.slice(0, at + ACTUAL.length)}${excerpt(message.slice(at + ACTUAL.length))}`
+  return cut.replace(QUOTED_STRING, (quoted) => excerpt(quoted))
 }
 
 /** The first issue decides the field; the detail lists up to five (a body is decoded to its first: edge/strict.ts). */
