@@ -46,6 +46,21 @@ export const ERROR_TABLE = {
 
 export type ErrorCode = keyof typeof ERROR_TABLE
 
+/** The most characters of a client's value that a problem's `detail` quotes (decisions.md, Requests and errors). */
+export const MAX_QUOTED_CHARACTERS = 100
+
+/**
+ * A value the client sent (a field, an id in the path, a header), as a `detail` may quote it:
+ * its first 100 characters, then `…` when it goes on. Every detail quoting such a value goes
+ * through here: a 1 MiB string is not sent back, nor written whole into the log line.
+ */
+export const excerpt = (value: string): string => {
+  if (value.length <= MAX_QUOTED_CHARACTERS) return value
+  // a cut between the halves of a surrogate pair would leave half a character
+  const end = /[\uD800-\uDBFF]/.test(value[MAX_QUOTED_CHARACTERS - 1]!) ? MAX_QUOTED_CHARACTERS - 1 : MAX_QUOTED_CHARACTERS
+  return `${value.slice(0, end)}…`
+}
+
 /** Every code, in table order. */
 export const ERROR_CODES = Object.keys(ERROR_TABLE) as ReadonlyArray<ErrorCode>
 

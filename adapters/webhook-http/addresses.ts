@@ -5,6 +5,7 @@
  * and IPv6 forms that embed one of those IPv4 addresses (mapped, NAT64, 6to4).
  */
 import { BlockList, isIP } from "node:net"
+import { ipv6Bytes } from "../../core/rules/ip-address.js"
 
 const blocked = new BlockList()
 const v4: ReadonlyArray<readonly [string, number, string]> = [
@@ -43,30 +44,6 @@ const kindOf = (address: string, family: "ipv4" | "ipv6") => {
     if (one.check(address, family)) return kind
   }
   return "non-public"
-}
-
-const hex = (n: number) => n.toString(16).padStart(4, "0")
-
-/** Expands an IPv6 address to its 16 bytes; null when it does not parse. */
-const ipv6Bytes = (address: string): Uint8Array | null => {
-  let text = address
-  const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)
-  if (tail !== null) {
-    const o = tail[1]!.split(".").map(Number)
-    text = text.slice(0, -tail[1]!.length) + `${hex((o[0]! << 8) | o[1]!)}:${hex((o[2]! << 8) | o[3]!)}`
-  }
-  const [head, rest] = text.split("::") as [string, string | undefined]
-  const left = head === "" ? [] : head.split(":")
-  const right = rest === undefined || rest === "" ? [] : rest.split(":")
-  const groups = rest === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill("0"), ...right]
-  if (groups.length !== 8) return null
-  const bytes = new Uint8Array(16)
-  groups.forEach((g, i) => {
-    const n = parseInt(g, 16)
-    bytes[i * 2] = n >> 8
-    bytes[i * 2 + 1] = n & 0xff
-  })
-  return bytes
 }
 
 /** The IPv4 address an IPv6 one carries (mapped ::ffff:a.b.c.d, compatible ::a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002::/16). */

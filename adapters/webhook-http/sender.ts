@@ -10,6 +10,7 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns"
 import { request as httpRequest, type IncomingMessage } from "node:http"
 import { request as httpsRequest } from "node:https"
 import { isIP, type LookupFunction } from "node:net"
+import { excerpt } from "../../core/errors.js"
 import { EndpointRefused, type WebhookRequest, type WebhookResponse, WebhookSender } from "../../core/ports/webhooks.js"
 import { nonPublicReason } from "./addresses.js"
 
@@ -33,16 +34,16 @@ const firstNonPublic = (addresses: ReadonlyArray<string>) => {
  * the refusal does not map the service's internal names to their addresses.
  */
 const refusal = (host: string, found: { readonly address: string; readonly reason: string }) =>
-  isIP(host) !== 0 ? `url host ${host} is a ${found.reason} address` : `url host '${host}' resolves to a ${found.reason} address`
+  isIP(host) !== 0 ? `url host ${excerpt(host)} is a ${found.reason} address` : `url host '${excerpt(host)}' resolves to a ${found.reason} address`
 
 /** Resolves and checks every address of the host; the addresses, or why they are refused. */
 const vetHost = async (hostname: string): Promise<ReadonlyArray<LookupAddress>> => {
   const host = bare(hostname)
   const family = isIP(host)
   const addresses = family !== 0 ? [{ address: host, family }] : await resolveAll(host).catch(() => {
-    throw new EndpointRefused({ reason: `url host '${host}' cannot be resolved`, nonPublic: false })
+    throw new EndpointRefused({ reason: `url host '${excerpt(host)}' cannot be resolved`, nonPublic: false })
   })
-  if (addresses.length === 0) throw new EndpointRefused({ reason: `url host '${host}' has no address`, nonPublic: false })
+  if (addresses.length === 0) throw new EndpointRefused({ reason: `url host '${excerpt(host)}' has no address`, nonPublic: false })
   const found = firstNonPublic(addresses.map((a) => a.address))
   if (found !== null) throw new EndpointRefused({ reason: refusal(host, found), nonPublic: true })
   return addresses

@@ -4,7 +4,8 @@ import { Layer, Option } from "effect"
 import { BackgroundLive } from "./background.js"
 import { ServerInfo } from "./context.js"
 import { HushApi } from "./definition.js"
-import { EdgeLive } from "./edge/index.js"
+import { EdgeLive, TrustedProxies } from "./edge/index.js"
+import type { Cidr } from "../../core/rules/ip-address.js"
 import { routeOfRequest } from "./edge/observe.js"
 import { EdgeRulesLive } from "./edge/rules.js"
 import { ErrorsBaseUrl, errorsBaseUrlOf } from "./edge/problem.js"
@@ -41,6 +42,8 @@ export interface ApiOptions {
   readonly storageOrigins?: ReadonlyArray<string> | undefined
   /** `/metrics`: off (404) without a token (apps/runtime/observability.ts). */
   readonly metrics?: MetricsAccessOptions | undefined
+  /** `TRUSTED_PROXIES`: whose `X-Forwarded-For` names the client (edge/index.ts); none when absent. */
+  readonly trustedProxies?: ReadonlyArray<Cidr> | undefined
 }
 
 
@@ -70,6 +73,7 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
     )),
     Layer.provide(api),
     Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl))),
+    Layer.provide(Layer.succeed(TrustedProxies, options.trustedProxies ?? [])),
     // a request's span is named by its route template (`GET /v1/jobs/:job_id`), never its raw path
     Layer.provide(Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => `${request.method} ${routeOfRequest(request)}`))
   )

@@ -9,6 +9,7 @@ import type { KeyCacheListen } from "../../adapters/postgres/key-cache.js"
 import { S3Config, type S3Options } from "../../adapters/s3/config.js"
 import type { StripeOptions } from "../../adapters/stripe/index.js"
 import type { Limits } from "../../core/domain/limits.js"
+import { type Cidr, parseTrustedProxies } from "../../core/rules/ip-address.js"
 import { FFMPEG_SANDBOX_MODES, type FfmpegSandboxMode } from "../../adapters/ffmpeg/sandbox.js"
 import { loadObservabilityConfig, type ObservabilityConfig } from "./observability.js"
 
@@ -79,6 +80,11 @@ export interface HushConfig {
   readonly webhooksAllowPrivate?: boolean | undefined
   /** `FFMPEG_SANDBOX`: ffmpeg children in bubblewrap when it works here (`auto`, the default), or never (`off`). */
   readonly ffmpegSandbox?: FfmpegSandboxMode | undefined
+  /**
+   * `TRUSTED_PROXIES`: the reverse proxies whose `X-Forwarded-For` names the client
+   * (comma-separated CIDRs; default none: the socket's peer is the client).
+   */
+  readonly trustedProxies?: ReadonlyArray<Cidr> | undefined
 }
 
 /**
@@ -260,6 +266,17 @@ export const checkPaymentsForEnv = (env: HushEnv, payments: PaymentsConfig) =>
     ))
     : Effect.void
 
+/** `TRUSTED_PROXIES`; an entry that is not a CIDR stops start-up, named. */
+export const loadTrustedProxies = Effect.flatMap(Config.option(Config.string("TRUSTED_PROXIES")), (value) => {
+  const parsed = parseTrustedProxies(Option.getOrUndefined(value))
+  return "invalid" in parsed
+    ? Effect.fail(ConfigError.InvalidData(
+      ["TRUSTED_PROXIES"],
+      `TRUSTED_PROXIES must be comma-separated CIDRs (e.g. 10.0.0.0/8, 192.0.2.7, fd00::/8): '${parsed.invalid}' is not one`
+    ))
+    : Effect.succeed(parsed.cidrs)
+})
+
 export const loadConfig = Effect.gen(function*() {
   const port = yield* Config.integer("PORT").pipe(Config.withDefault(8787))
   const dataDir = resolve(yield* Config.string("DATA_DIR").pipe(Config.withDefault("./.hush")))
@@ -297,8 +314,9 @@ export const loadConfig = Effect.gen(function*() {
   yield* checkPaymentsForEnv(env, payments)
   const webhooksAllowPrivate = yield* Config.boolean("WEBHOOKS_ALLOW_PRIVATE").pipe(Config.withDefault(false))
   const ffmpegSandbox = yield* Config.literal(...FFMPEG_SANDBOX_MODES)("FFMPEG_SANDBOX").pipe(Config.withDefault("auto" as const))
+  const trustedProxies = yield* loadTrustedProxies
   return {
-    ffmpegSandbox,
+    ffmpegSandbox, trustedProxies,
     port, dataDir, publicBaseUrl, env, store, databaseUrl, keyCacheListen, preparedStatements, blobStore, s3, redisUrl, limits, gpuProvider, workerEnabled, workerConcurrency,
     accounts, payments, webhooksAllowPrivate, observability
   } satisfies HushConfig

@@ -69,7 +69,8 @@ export const compose = (config: HushConfig, keys: DeploymentKeys, options: Compo
       publicBaseUrl: config.publicBaseUrl, env: config.env, gpuConfigured: config.gpuProvider !== undefined,
       // local disk's signed URLs are the API's own origin
       storageOrigins: config.blobStore === "s3" && config.s3 !== undefined ? signedUrlOrigins(config.s3) : [],
-      metrics: { token: observability.metricsToken, ownPort: Option.isSome(observability.metricsPort) }
+      metrics: { token: observability.metricsToken, ownPort: Option.isSome(observability.metricsPort) },
+      trustedProxies: config.trustedProxies
     }, storage.routes).pipe(
       Layer.provide(httpServer)
     )

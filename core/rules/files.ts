@@ -7,7 +7,7 @@ import type { Limits } from "../domain/limits.js"
 import type { Mode } from "../domain/enums.js"
 import type { AudioRejected, DeclaredDurationVerdict } from "../ports/audio.js"
 import { FileErrorRecord, FileRecord } from "../domain/records.js"
-import { FileInUse, FileNotReady, FileTooLarge, UnsupportedMediaType, UploadExpired } from "../errors.js"
+import { excerpt, FileInUse, FileNotReady, FileTooLarge, UnsupportedMediaType, UploadExpired } from "../errors.js"
 import { isAcceptedAudioType } from "./content-types.js"
 
 export type UploadPlan =
@@ -35,7 +35,7 @@ export const checkNewFile = (
 ): Either.Either<void, UnsupportedMediaType | FileTooLarge> => {
   if (!isAcceptedAudioType(request.contentType)) {
     return Either.left(new UnsupportedMediaType({
-      detail: `content_type '${request.contentType}' is not an accepted audio type (audio/*, video/mp4, video/quicktime, video/webm, video/x-matroska, application/ogg)`
+      detail: `content_type '${excerpt(request.contentType)}' is not an accepted audio type (audio/*, video/mp4, video/quicktime, video/webm, video/x-matroska, application/ogg)`
     }))
   }
   const max = maxFileBytes(mode, limits)

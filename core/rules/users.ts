@@ -7,7 +7,7 @@ import { Either } from "effect"
 import type { Mode } from "../domain/enums.js"
 import type { AccountRecord, KeyRecord } from "../domain/records.js"
 import type { UserRecord } from "../domain/users.js"
-import { Forbidden, InvalidRequest } from "../errors.js"
+import { excerpt, Forbidden, InvalidRequest } from "../errors.js"
 
 export const normalizeEmail = (email: string): string => email.trim()
 
@@ -16,7 +16,7 @@ export const checkEmail = (email: string): Either.Either<string, InvalidRequest>
   const normalized = normalizeEmail(email)
   return normalized.length >= 3 && normalized.length <= 254 && /^[^\s@]+@[^\s@]+$/.test(normalized)
     ? Either.right(normalized)
-    : Either.left(new InvalidRequest({ status: 422, field: "email", detail: `'${email}' is not an e-mail address` }))
+    : Either.left(new InvalidRequest({ status: 422, field: "email", detail: `'${excerpt(email)}' is not an e-mail address` }))
 }
 
 /** What two addresses are compared by. */
@@ -28,7 +28,7 @@ export const isVerified = (user: UserRecord): boolean => user.emailVerifiedAt !=
 export const requireVerifiedEmail = (user: UserRecord): Either.Either<void, Forbidden> =>
   isVerified(user)
     ? Either.void
-    : Either.left(new Forbidden({ detail: `verify the e-mail address ${user.email} first (see the link we sent, or POST /v1/auth/email/resend)` }))
+    : Either.left(new Forbidden({ detail: `verify the e-mail address ${excerpt(user.email)} first (see the link we sent, or POST /v1/auth/email/resend)` }))
 
 export const hasAcceptedTerms = (account: AccountRecord): boolean => account.termsVersion !== ""
 

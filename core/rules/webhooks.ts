@@ -14,7 +14,7 @@ import { Webhook } from "standardwebhooks"
 import type { DeliveryEventType, Mode, WebhookEventType } from "../domain/enums.js"
 import { WEBHOOK_EVENT_TYPES } from "../domain/enums.js"
 import { WebhookAttemptRecord, WebhookDeliveryRecord, WebhookEndpointRecord } from "../domain/records.js"
-import { InvalidRequest } from "../errors.js"
+import { excerpt, InvalidRequest } from "../errors.js"
 import { DAY, HOUR, MINUTE, SECOND } from "../time.js"
 
 /** An account has at most this many endpoints per mode. */
@@ -80,7 +80,7 @@ export const checkEventTypes = (requested: ReadonlyArray<string>): Either.Either
   if (requested.length === 0) return Either.left(invalid("events", "events must name at least one event"))
   const unknown = requested.filter((e) => !(WEBHOOK_EVENT_TYPES as ReadonlyArray<string>).includes(e))
   if (unknown.length > 0) {
-    return Either.left(invalid("events", `unknown event '${unknown[0]}': use ${WEBHOOK_EVENT_TYPES.join(", ")}`))
+    return Either.left(invalid("events", `unknown event '${excerpt(unknown[0]!)}': use ${WEBHOOK_EVENT_TYPES.join(", ")}`))
   }
   return Either.right(WEBHOOK_EVENT_TYPES.filter((e) => requested.includes(e)))
 }

@@ -3,15 +3,18 @@ import { Schema } from "effect"
 import { AccountStatus, LedgerKind, LotSource, Mode, Scope } from "../domain/enums.js"
 import { Credits } from "./account.js"
 import { Job, JobInput } from "./job.js"
-import { field, Micros, nextCursorField, Timestamp } from "./common.js"
+import { field, FreeText, Micros, nextCursorField, Text, Timestamp } from "./common.js"
 
-const EmailText = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(254))
+const EmailText = Text.pipe(Schema.minLength(1), Schema.maxLength(254))
 /** A loose shape check only: something@something, no spaces inside (surrounding ones are trimmed). */
 const Email = EmailText.pipe(Schema.pattern(/^\s*[^\s@]+@[^\s@]+\s*$/))
-/** Login takes any password up to the bound; new passwords must have 8 to 1024 characters. */
-const PasswordText = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1024))
-const NewPassword = Schema.String.pipe(Schema.minLength(8), Schema.maxLength(1024))
-const Token = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
+/**
+ * Login takes any password up to the bound; new passwords must have 8 to 1024 characters.
+ * Free text: a tab is allowed (a password that had one still signs in), other control characters not.
+ */
+const PasswordText = FreeText.pipe(Schema.minLength(1), Schema.maxLength(1024))
+const NewPassword = FreeText.pipe(Schema.minLength(8), Schema.maxLength(1024))
+const Token = Text.pipe(Schema.minLength(1), Schema.maxLength(200))
 
 // Account
 
@@ -26,7 +29,7 @@ export class Account extends Schema.Class<Account>("Account")({
 
 /** Body of `PATCH /v1/dashboard/account`; an omitted field is left unchanged. */
 export const AccountPatch = Schema.Struct({
-  name: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(200)))).annotations({
+  name: Schema.optional(Schema.NullOr(Text.pipe(Schema.maxLength(200)))).annotations({
     description: "The new name, up to 200 characters; null clears it. Omitted: unchanged."
   })
 }).annotations({ identifier: "AccountPatch", description: "What to change on the account." })
@@ -55,7 +58,7 @@ export const KeyCreateRequest = Schema.Struct({
   // described on their types: with `name`'s default the struct is a transformation, whose JSON
   // Schema (its encoded side) keeps no property annotation but a transformation's own
   mode: Mode.annotations({ description: "`live` (needs a verified e-mail address and accepted terms) or `test`." }),
-  name: Schema.optionalWith(Schema.String.pipe(Schema.maxLength(100)), { default: () => "" }).annotations({
+  name: Schema.optionalWith(Text.pipe(Schema.maxLength(100)), { default: () => "" }).annotations({
     description: "A name to recognise it by, up to 100 characters; empty when omitted."
   }),
   scopes: Schema.optional(Schema.NullOr(Schema.Array(Scope).pipe(Schema.maxItems(10))).annotations({
@@ -172,7 +175,7 @@ export class CheckoutResponse extends Schema.Class<CheckoutResponse>("CheckoutRe
 // Usage
 
 /** `YYYY-MM-DD`, a real calendar date. */
-export const IsoDate = Schema.String.pipe(
+export const IsoDate = Text.pipe(
   Schema.pattern(/^\d{4}-\d{2}-\d{2}$/),
   Schema.filter((s) => {
     const parsed = new Date(`${s}T00:00:00Z`)

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { FileStatus, Mode } from "../domain/enums.js"
-import { constant, field, Timestamp } from "./common.js"
+import { constant, field, Text, Timestamp } from "./common.js"
 
 export const FileError = Schema.Struct({
   code: field(Schema.String, "Why the file was rejected: `invalid_audio` when the upload could not be decoded as audio."),
@@ -37,13 +37,13 @@ export class File extends Schema.Class<File>("File")({
  * the limits is `413 file_too_large`.
  */
 export const CreateIn = Schema.Struct({
-  filename: field(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1024)), "The file's name, 1 to 1,024 characters; the output is named after it."),
+  filename: field(Text.pipe(Schema.minLength(1), Schema.maxLength(1024)), "The file's name, 1 to 1,024 characters; the output is named after it."),
   size_bytes: field(
     Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)),
     "The exact size of the bytes you will upload. At most 5 GiB (5,368,709,120) with a live key, 25 MiB (26,214,400) with a test key. Up to 100 MiB gets one PUT, larger a multipart upload."
   ),
   content_type: field(
-    Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)),
+    Text.pipe(Schema.minLength(1), Schema.maxLength(255)),
     "The file's media type: any `audio/*` type, or `video/mp4`, `video/quicktime`, `video/webm`, `video/x-matroska`, `application/ogg`. Others are refused (415)."
   )
 }).annotations({ identifier: "CreateIn", description: "A file to create: its name, size and type." })
@@ -87,7 +87,7 @@ export class CreateOut extends Schema.Class<CreateOut>("CreateOut")({
 
 export const CompletedPart = Schema.Struct({
   part_number: field(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)), "The part's number, from 1, as in `upload.parts`."),
-  etag: field(Schema.String, "The `ETag` header the part's PUT answered.")
+  etag: field(Text, "The `ETag` header the part's PUT answered.")
 }).annotations({ identifier: "CompletedPart", description: "A part that was uploaded." })
 export type CompletedPart = typeof CompletedPart.Type
 

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { JobErrorCode, JobStatus, Mode, Task } from "../domain/enums.js"
 import { LOUDNESS_MAX_LUFS, LOUDNESS_MIN_LUFS, OutputFormat } from "../domain/denoise-options.js"
-import { constant, field, Micros, nextCursorField, Timestamp } from "./common.js"
+import { constant, field, Micros, nextCursorField, Text, Timestamp } from "./common.js"
 
 const Strength = Schema.Number.pipe(Schema.finite(), Schema.between(0, 1)).annotations({
   description: "How much of the estimated noise is removed, 0–1: what is left is at least (1 − strength) of the input's noise in amplitude (0.9 → −20 dB; 1 removes all it can; 0 returns the input's sound unchanged)."
@@ -107,8 +107,8 @@ export class JobPage extends Schema.Class<JobPage>("JobPage")({
 
 /** Body of `POST /v1/audio/denoise`. */
 export const DenoiseIn = Schema.Struct({
-  file: field(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)), "The id of a `ready` file (`file_…`) of the key's mode."),
-  model: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(200)))).annotations({
+  file: field(Text.pipe(Schema.minLength(1), Schema.maxLength(64)), "The id of a `ready` file (`file_…`) of the key's mode."),
+  model: Schema.optional(Schema.NullOr(Text.pipe(Schema.maxLength(200)))).annotations({
     description: "A model id from `GET /v1/models`, e.g. `xiph/rnnoise`. Omit it (or send null) for the default model, `xiph/rnnoise`."
   }),
   strength: Schema.optional(Schema.NullOr(Strength)).annotations({
@@ -142,8 +142,8 @@ export const cursorDescription = "The `next_cursor` of the previous page; omit i
 export const JobListParams = Schema.Struct({
   limit: Schema.optional(PageLimit).annotations({ description: pageLimitDescription }),
   /** Opaque, from `next_cursor`; one that does not parse is `400 invalid_request`. */
-  cursor: Schema.optional(Schema.String).annotations({ description: cursorDescription }),
+  cursor: Schema.optional(Text).annotations({ description: cursorDescription }),
   status: Schema.optional(JobStatus).annotations({ description: "Only jobs with this status." }),
-  model: Schema.optional(Schema.String.pipe(Schema.maxLength(200))).annotations({ description: "Only jobs of this model id, e.g. `xiph/rnnoise`." })
+  model: Schema.optional(Text.pipe(Schema.maxLength(200))).annotations({ description: "Only jobs of this model id, e.g. `xiph/rnnoise`." })
 }).annotations({ identifier: "JobListParams" })
 export type JobListParams = typeof JobListParams.Type

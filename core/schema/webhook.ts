@@ -1,19 +1,19 @@
 import { Schema } from "effect"
 import { DeliveryEventType, WebhookDeliveryStatus, WebhookEndpointStatus, WebhookEventType } from "../domain/enums.js"
-import { constant, field, nextCursorField, Timestamp } from "./common.js"
+import { constant, field, FreeText, nextCursorField, Text, Timestamp } from "./common.js"
 import { cursorDescription, PageLimit, pageLimitDescription } from "./job.js"
 
 /** Body of `POST /v1/webhook_endpoints`. */
 export const WebhookEndpointIn = Schema.Struct({
   url: field(
-    Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2048)),
+    Text.pipe(Schema.minLength(1), Schema.maxLength(2048)),
     "Where events are POSTed, up to 2,048 characters. Live mode needs `https://`; every URL must resolve to a public address on port 80, 443 or 1024–65535."
   ),
   events: field(
     Schema.Array(WebhookEventType).pipe(Schema.minItems(1), Schema.maxItems(16)),
     "The events to send, at least one: `job.succeeded`, `job.failed`, `job.canceled`, `file.ready`, `file.rejected`."
   ),
-  description: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(500)))).annotations({
+  description: Schema.optional(Schema.NullOr(FreeText.pipe(Schema.maxLength(500)))).annotations({
     description: "A note for yourself, up to 500 characters."
   })
 }).annotations({ identifier: "WebhookEndpointIn", description: "A webhook endpoint to create." })
@@ -82,5 +82,5 @@ export class WebhookDeliveryPage extends Schema.Class<WebhookDeliveryPage>("Webh
 /** Query of `GET /v1/webhook_endpoints/{id}/deliveries`. */
 export const DeliveryListParams = Schema.Struct({
   limit: Schema.optional(PageLimit).annotations({ description: pageLimitDescription }),
-  cursor: Schema.optional(Schema.String).annotations({ description: cursorDescription })
+  cursor: Schema.optional(Text).annotations({ description: cursorDescription })
 }).annotations({ identifier: "DeliveryListParams" })

@@ -4,7 +4,7 @@ import { AccountSettingsConfig } from "../domain/account-settings.js"
 import { ALL_SCOPES, type Mode, type Scope } from "../domain/enums.js"
 import { AccountRecord, KeyRecord } from "../domain/records.js"
 import { UserRecord } from "../domain/users.js"
-import { InvalidRequest, NotFound } from "../errors.js"
+import { excerpt, InvalidRequest, NotFound } from "../errors.js"
 import { IdGenerator } from "../ports/ids.js"
 import { AccountRepo, KeyRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
@@ -59,7 +59,7 @@ export const createAccountWithUser = (request: {
 export const findAccount = (id: string) =>
   Effect.flatMap(AccountRepo, (accounts) => accounts.get(id)).pipe(
     Effect.flatMap(Option.match({
-      onNone: () => Effect.fail(new NotFound({ detail: `no account '${id}'` })),
+      onNone: () => Effect.fail(new NotFound({ detail: `no account '${excerpt(id)}'` })),
       onSome: Effect.succeed
     }))
   )
@@ -95,7 +95,7 @@ export const revokeKey = (accountId: string, keyId: string) =>
     const keys = yield* KeyRepo
     const found = yield* keys.get(keyId)
     if (Option.isNone(found) || found.value.accountId !== accountId) {
-      return yield* new NotFound({ detail: `no key '${keyId}' on this account` })
+      return yield* new NotFound({ detail: `no key '${excerpt(keyId)}' on this account` })
     }
     if (found.value.revokedAt !== null) return found.value
     const revoked = new KeyRecord({ ...found.value, revokedAt: yield* Clock.currentTimeMillis })

@@ -3,7 +3,8 @@
  * new id (the one the browser presented, if any, is ended: no fixation). Limits are domain
  * rules here, counted in the RateLimiter: signups 10 an hour per IP; failed logins 10 per
  * address and 100 per IP in 15 minutes, after which every attempt is `429 rate_limited`
- * (even with the right password, so guessing gains nothing).
+ * (even with the right password, so guessing gains nothing). An IPv6 client's IP is its /64
+ * (`rateNetworkOf`).
  */
 import { Effect, Option } from "effect"
 import { type AccountSettings, AccountSettingsConfig } from "../domain/account-settings.js"
@@ -14,6 +15,7 @@ import { type RateDecision, RateLimiter, type RateLimitBucket } from "../ports/r
 import { AccountRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import { UserRepo } from "../ports/users.js"
+import { rateNetworkOf } from "../rules/ip-address.js"
 import { sha256Hex } from "../rules/secrets.js"
 import { emailKey } from "../rules/users.js"
 import { HOUR } from "../time.js"
@@ -24,6 +26,7 @@ import { endSession, endUserSessions, type SignedIn, startSession } from "./sess
 
 /** What the HTTP edge knows of the client. */
 export interface ClientInfo {
+  /** Its address (behind a trusted proxy, the one forwarded for); buckets count its network (`rateNetworkOf`). */
   readonly ip: string
 }
 
@@ -36,7 +39,7 @@ const rateLimited = (decision: RateDecision, what: string) =>
 /** The failed-login buckets of an address and an IP. */
 const loginBuckets = (settings: AccountSettings, email: string, ip: string) => [
   bucket(`login-failures:address:${sha256Hex(emailKey(email)).slice(0, 32)}`, settings.failedLoginsPerAddress, settings.failedLoginWindowMs),
-  bucket(`login-failures:ip:${ip}`, settings.failedLoginsPerIp, settings.failedLoginWindowMs)
+  bucket(`login-failures:ip:${rateNetworkOf(ip)}`, settings.failedLoginsPerIp, settings.failedLoginWindowMs)
 ]
 
 const TOO_MANY_FAILURES = "too many failed sign-ins for this address or network"
@@ -83,7 +86,7 @@ export const signup = (
   Effect.gen(function*() {
     const settings = yield* AccountSettingsConfig
     const decision = yield* Effect.flatMap(RateLimiter, (limiter) =>
-      limiter.take(bucket(`signups:ip:${client.ip}`, settings.signupsPerHourPerIp, HOUR)))
+      limiter.take(bucket(`signups:ip:${rateNetworkOf(client.ip)}`, settings.signupsPerHourPerIp, HOUR)))
     if (!decision.allowed) return yield* rateLimited(decision, `at most ${settings.signupsPerHourPerIp} signups an hour from one network`)
     if (!request.acceptTerms) {
       return yield* new InvalidRequest({ status: 422, field: "accept_terms", detail: "accept_terms must be true: signing up means accepting the terms of service" })

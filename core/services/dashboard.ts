@@ -7,7 +7,7 @@ import { AccountSettingsConfig } from "../domain/account-settings.js"
 import type { Mode, Scope } from "../domain/enums.js"
 import { LimitsConfig } from "../domain/limits.js"
 import { AccountRecord, IdempotencyRecord, type KeyRecord } from "../domain/records.js"
-import { Forbidden, IdempotencyKeyReused, type InvalidRequest, NotFound } from "../errors.js"
+import { excerpt, Forbidden, IdempotencyKeyReused, type InvalidRequest, NotFound } from "../errors.js"
 import { AccountRepo, IdempotencyRepo, KeyRepo, WalletRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import { checkIdempotencyKey, isRecordableStatus } from "../rules/idempotency.js"
@@ -114,10 +114,10 @@ export const createDashboardKey = (
     if (begun._tag === "Existing") {
       const first = begun.record
       if (first.fingerprint !== fingerprint || first.path !== KEYS_PATH) {
-        return yield* new IdempotencyKeyReused({ detail: `Idempotency-Key '${idempotencyKey}' was used for another request` })
+        return yield* new IdempotencyKeyReused({ detail: `Idempotency-Key '${excerpt(idempotencyKey)}' was used for another request` })
       }
       if (first.state === "running" || first.responseBody === null) {
-        return yield* new IdempotencyKeyReused({ detail: `a request with Idempotency-Key '${idempotencyKey}' is still running; retry once it has finished` })
+        return yield* new IdempotencyKeyReused({ detail: `a request with Idempotency-Key '${excerpt(idempotencyKey)}' is still running; retry once it has finished` })
       }
       const recorded = yield* Schema.decode(Recorded)(first.responseBody).pipe(Effect.orDie)
       if ("error" in recorded) return { _tag: "ReplayedRefusal", error: recorded.error } satisfies ReplayedRefusal

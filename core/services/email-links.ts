@@ -6,7 +6,7 @@
 import { Clock, Effect, Either, Option } from "effect"
 import { AccountSettingsConfig } from "../domain/account-settings.js"
 import { type EmailTokenPurpose, EmailTokenRecord, UserRecord } from "../domain/users.js"
-import { InvalidRequest, RateLimited, ServiceUnavailable } from "../errors.js"
+import { excerpt, InvalidRequest, RateLimited, ServiceUnavailable } from "../errors.js"
 import { IdGenerator } from "../ports/ids.js"
 import { Mailer } from "../ports/mailer.js"
 import { PasswordHasher } from "../ports/password-hasher.js"
@@ -53,7 +53,7 @@ export const sendVerification = (user: UserRecord) =>
 export const resendVerification = (user: UserRecord) =>
   Effect.gen(function*() {
     if (isVerified(user)) {
-      return yield* new InvalidRequest({ status: 422, detail: `the address ${user.email} is already verified` })
+      return yield* new InvalidRequest({ status: 422, detail: `the address ${excerpt(user.email)} is already verified` })
     }
     const wait = yield* mailWait(user, "verify_email")
     if (wait > 0) {

@@ -2,7 +2,7 @@
 import { Clock, Effect, Either, Option } from "effect"
 import { LimitsConfig, VALIDATION_WINDOW_MS } from "../domain/limits.js"
 import { FileRecord, MultipartState } from "../domain/records.js"
-import { InvalidRequest, NotFound, QuotaExceeded } from "../errors.js"
+import { excerpt, InvalidRequest, NotFound, QuotaExceeded } from "../errors.js"
 import { AudioProbe } from "../ports/audio.js"
 import { BlobStore, type UploadTarget } from "../ports/blob-store.js"
 import { IdGenerator } from "../ports/ids.js"
@@ -26,7 +26,7 @@ export interface CompletedPart {
   readonly etag: string
 }
 
-const notFound = (id: string) => new NotFound({ detail: `no file '${id}' exists on this account` })
+const notFound = (id: string) => new NotFound({ detail: `no file '${excerpt(id)}' exists on this account` })
 
 /** The caller's file, or `404` for another account's or the other mode's (never a hint). */
 export const ownedFile = (caller: Actor, id: string) =>
@@ -156,7 +156,7 @@ export const completeFile = (caller: Actor, id: string, parts: ReadonlyArray<Com
         })
       }
       yield* blobs.completeMultipart({ key: staging, uploadId: file.multipart.uploadId, parts }).pipe(
-        Effect.mapError((e) => new InvalidRequest({ status: 422, field: "parts", detail: `the parts could not be assembled: ${e.message}` }))
+        Effect.mapError((e) => new InvalidRequest({ status: 422, field: "parts", detail: `the parts could not be assembled: ${excerpt(e.message)}` }))
       )
       staged = yield* blobs.stat(staging).pipe(Effect.orDie)
     }

@@ -5,7 +5,7 @@ import { DEFAULT_OUTPUT_FORMAT, JobOptionsRecord, OUTPUT_FORMATS, type OutputFor
 import type { JobStatus } from "../domain/enums.js"
 import { LimitsConfig } from "../domain/limits.js"
 import { JobPricing, JobRecord } from "../domain/records.js"
-import { AudioTooLong, FileTooLarge, JobNotSucceeded, ModelNotAvailable, NotFound, OutputExpired } from "../errors.js"
+import { AudioTooLong, excerpt, FileTooLarge, JobNotSucceeded, ModelNotAvailable, NotFound, OutputExpired } from "../errors.js"
 import { BlobStore } from "../ports/blob-store.js"
 import { IdGenerator } from "../ports/ids.js"
 import { FileRepo, JobRepo } from "../ports/repositories.js"
@@ -21,7 +21,7 @@ import * as Metrics from "../observability/metrics.js"
 import { walletStep } from "./wallet.js"
 import { emitJobEvent } from "./webhooks.js"
 
-const notFound = (id: string) => new NotFound({ detail: `no job '${id}' exists on this account` })
+const notFound = (id: string) => new NotFound({ detail: `no job '${excerpt(id)}' exists on this account` })
 
 /** Whose jobs: an API key's account and mode, or the dashboard's account and chosen mode. */
 export type JobOwner = Pick<Actor, "accountId" | "mode">
@@ -37,7 +37,7 @@ export const ownedJob = (caller: JobOwner, id: string, lock = false) =>
   )
 
 const modelNotAvailable = (id: string, why: string) =>
-  new ModelNotAvailable({ detail: `model '${id}' ${why}; see GET /v1/models` })
+  new ModelNotAvailable({ detail: `model '${excerpt(id)}' ${why}; see GET /v1/models` })
 
 /**
  * `POST /v1/audio/denoise`, with the checks of the spec's Endpoint rule 2 in its order:

@@ -14,7 +14,7 @@ import { Clock, Effect, Option, Schema } from "effect"
 import { AccountSettingsConfig } from "../domain/account-settings.js"
 import { KeyRecord } from "../domain/records.js"
 import { OAuthIdentityRecord, OAuthProviderName, OAuthStateRecord, UserRecord } from "../domain/users.js"
-import { NotFound, ProviderError, Unauthorized } from "../errors.js"
+import { excerpt, NotFound, ProviderError, Unauthorized } from "../errors.js"
 import { IdGenerator } from "../ports/ids.js"
 import { type OAuthClient, OAuthProviders } from "../ports/oauth.js"
 import { KeyRepo } from "../ports/repositories.js"
@@ -52,7 +52,7 @@ const clientOf = (provider: string) =>
   Effect.flatMap(OAuthProviders, (providers) => {
     const client: Option.Option<OAuthClient> = isProviderName(provider) ? providers.get(provider) : Option.none()
     return Option.match(client, {
-      onNone: () => Effect.fail(new NotFound({ detail: `the OAuth provider '${provider}' is not configured here` })),
+      onNone: () => Effect.fail(new NotFound({ detail: `the OAuth provider '${excerpt(provider)}' is not configured here` })),
       onSome: (c) => Effect.succeed({ name: provider as OAuthProviderName, client: c })
     })
   })

@@ -9,7 +9,7 @@ import { AccountSettingsConfig } from "../domain/account-settings.js"
 import { LimitsConfig } from "../domain/limits.js"
 import { CheckoutRecord, type PaymentEvent, type PaymentTarget } from "../domain/payments.js"
 import { AccountRecord, IdempotencyRecord } from "../domain/records.js"
-import { IdempotencyKeyReused, InvalidRequest, ProviderError } from "../errors.js"
+import { excerpt, IdempotencyKeyReused, InvalidRequest, ProviderError } from "../errors.js"
 import { formatMicros } from "../money.js"
 import { IdGenerator } from "../ports/ids.js"
 import { CheckoutRepo, PaymentEventRepo, PaymentProvider } from "../ports/payments.js"
@@ -76,10 +76,10 @@ export const startCheckout = (signedIn: SignedIn, amountMicros: number, idempote
     if (begun._tag === "Existing") {
       const first = begun.record
       if (first.fingerprint !== fingerprint || first.path !== CHECKOUT_PATH) {
-        return yield* new IdempotencyKeyReused({ detail: `Idempotency-Key '${idempotencyKey}' was used for another request` })
+        return yield* new IdempotencyKeyReused({ detail: `Idempotency-Key '${excerpt(idempotencyKey)}' was used for another request` })
       }
       if (first.state === "running" || first.responseBody === null) {
-        return yield* new IdempotencyKeyReused({ detail: `a request with Idempotency-Key '${idempotencyKey}' is still running; retry once it has finished` })
+        return yield* new IdempotencyKeyReused({ detail: `a request with Idempotency-Key '${excerpt(idempotencyKey)}' is still running; retry once it has finished` })
       }
       const recorded = yield* Schema.decode(RecordedCheckout)(first.responseBody).pipe(Effect.orDie)
       const checkout = yield* Effect.flatMap(CheckoutRepo, (c) => c.get(recorded.checkout_id)).pipe(

@@ -8,7 +8,7 @@ import { Clock, Effect, Option, Schema } from "effect"
 import type { DeliveryEventType, Mode, WebhookEventType } from "../domain/enums.js"
 import { LimitsConfig } from "../domain/limits.js"
 import { type FileRecord, type JobRecord, WebhookDeliveryRecord, WebhookEndpointRecord } from "../domain/records.js"
-import { InvalidRequest, NotFound } from "../errors.js"
+import { excerpt, InvalidRequest, NotFound } from "../errors.js"
 import { IdGenerator } from "../ports/ids.js"
 import { WalletRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
@@ -31,7 +31,7 @@ export interface NewEndpoint {
 
 const SCOPE = ["webhooks:write"] as const
 
-const notFound = (id: string) => new NotFound({ detail: `no webhook endpoint '${id}' exists on this account` })
+const notFound = (id: string) => new NotFound({ detail: `no webhook endpoint '${excerpt(id)}' exists on this account` })
 
 /** The caller's endpoint, or `404` for another account's or the other mode's. */
 const ownedEndpoint = (caller: Actor, id: string) =>

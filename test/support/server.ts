@@ -29,6 +29,7 @@ import { compose, type CoreServices } from "../../apps/runtime/root.js"
 import { DEFAULT_OBSERVABILITY, type ObservabilityConfig } from "../../apps/runtime/observability.js"
 import type { AccountSettings } from "../../core/domain/account-settings.js"
 import type { Limits } from "../../core/domain/limits.js"
+import { parseTrustedProxies } from "../../core/rules/ip-address.js"
 import { createAccountWithKeys } from "../../core/services/accounts.js"
 import type { S3Options } from "../../adapters/s3/index.js"
 import { freePort } from "./ports.js"
@@ -79,6 +80,8 @@ export interface TestServerOptions {
    * (test/support/storage-proxy.ts), which the signed storage URLs then point at.
    */
   readonly publicBaseUrl?: string
+  /** TRUSTED_PROXIES, as its text (e.g. `127.0.0.1/32`): the tests' requests then come from the proxy it trusts. */
+  readonly trustedProxies?: string
 }
 
 /**
@@ -89,6 +92,12 @@ export interface TestServerOptions {
 const PRINTED_LOG_LEVEL = LogLevel.allLevels.find((level) => level._tag.toLowerCase() === (process.env.TEST_LOG_LEVEL ?? "warning").toLowerCase()) ??
   LogLevel.Warning
 
+const trustedProxiesOf = (text: string | undefined) => {
+  const parsed = parseTrustedProxies(text)
+  if ("invalid" in parsed) throw new Error(`trustedProxies: '${parsed.invalid}' is not a CIDR`)
+  return parsed.cidrs
+}
+
 export const startTestServer = async (options: TestServerOptions = {}) => {
   const port = await freePort()
   const dataDir = mkdtempSync(join(tmpdir(), "hush-e2e-"))
@@ -98,6 +107,7 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
     blobStore: options.s3 === undefined ? "local" : "s3", s3: options.s3, redisUrl: Option.none(),
     gpuProvider: options.gpuProvider, accounts: options.accounts, payments: options.payments,
     webhooksAllowPrivate: options.webhooksAllowPrivate,
+    trustedProxies: trustedProxiesOf(options.trustedProxies),
     observability: { ...DEFAULT_OBSERVABILITY, ...options.observability }
   }
   const keys = { signingSecret: "e2e-signing-secret-0123456789abcdef", cursorKey: "e2e-cursor-key" }

@@ -2,15 +2,17 @@
  * The request body rules of the edge. Before routing or authentication: at most 1 MiB,
  * counted while the body streams in (a declared larger `Content-Length` is refused unread; a
  * chunked one stops being read at 1 MiB and the rest is discarded), `413 request_too_large`.
- * After routing (EdgeRules): JSON only (415), well-formed (400), an object where the endpoint
+ * After routing (EdgeRules): JSON only (415), well-formed and not hostile (at most 32 levels
+ * deep and 10,000 values: edge/json-shape.ts) (400), an object where the endpoint
  * takes one (400). Field-level validation is HttpApi's, answered 422.
  */
 import { type HttpServerError, HttpServerRequest } from "@effect/platform"
 import { Effect, Either, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
 import { nodeRequestOf } from "../../../adapters/node-http/server-request.js"
-import { InvalidRequest, RequestTooLarge, UnsupportedMediaType } from "../../../core/errors.js"
+import { excerpt, InvalidRequest, RequestTooLarge, UnsupportedMediaType } from "../../../core/errors.js"
 import type { EndpointFacts } from "./facts.js"
+import { jsonShapeProblem } from "./json-shape.js"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
@@ -73,11 +75,18 @@ const declaresTooLarge = (request: HttpServerRequest.HttpServerRequest) => {
 
 const utf8 = new TextDecoder()
 
+/**
+ * The body's JSON, parsed once for everything that reads it (EdgeRules' shape check, HttpApi's
+ * decoding, a handler): a hostile one (too deep, too wide: edge/json-shape.ts) is refused
+ * before the parse, so no later step walks it.
+ */
 const parseJson = (text: string): Either.Either<unknown, InvalidRequest> => {
+  const hostile = jsonShapeProblem(text)
+  if (hostile !== undefined) return Either.left(new InvalidRequest({ status: 400, detail: hostile }))
   try {
     return Either.right(text === "" ? null : JSON.parse(text))
   } catch (e) {
-    return Either.left(new InvalidRequest({ status: 400, detail: `the request body is not valid JSON: ${(e as Error).message}` }))
+    return Either.left(new InvalidRequest({ status: 400, detail: `the request body is not valid JSON: ${excerpt((e as Error).message)}` }))
   }
 }
 
@@ -108,6 +117,12 @@ const isJsonType = (contentType: string | undefined) =>
 /** Whether a method's requests to our endpoints carry a body to check (GET and DELETE never do). */
 export const methodHasBody = (method: string) => method !== "GET" && method !== "DELETE"
 
+/** The (buffered) body's JSON, parsed once (`parseJson`): a hostile or malformed one is `400 invalid_request`. */
+export const bodyJson = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<unknown, InvalidRequest> =>
+  (request.json as Effect.Effect<unknown, InvalidRequest | HttpServerError.RequestError>).pipe(
+    Effect.catchTag("RequestError", (e) => Effect.fail(new InvalidRequest({ status: 400, detail: `the request body is not valid JSON: ${excerpt(e.message)}` })))
+  )
+
 /** Checks the (buffered) body's shape for the endpoint; returns its text ("" when there is none). */
 export const checkBody = (request: HttpServerRequest.HttpServerRequest, facts: EndpointFacts) =>
   Effect.gen(function*() {
@@ -121,12 +136,10 @@ export const checkBody = (request: HttpServerRequest.HttpServerRequest, facts: E
     }
     if (!isJsonType(request.headers["content-type"])) {
       return yield* new UnsupportedMediaType({
-        detail: `request bodies must be JSON (Content-Type: application/json), not '${request.headers["content-type"]}'`
+        detail: `request bodies must be JSON (Content-Type: application/json), not '${excerpt(request.headers["content-type"] ?? "")}'`
       })
     }
-    const parsed = yield* (request.json as Effect.Effect<unknown, InvalidRequest | HttpServerError.RequestError>).pipe(
-      Effect.catchTag("RequestError", (e) => Effect.fail(new InvalidRequest({ status: 400, detail: `the request body is not valid JSON: ${e.message}` })))
-    )
+    const parsed = yield* bodyJson(request)
     const acceptsNull = !facts.hasPayload
     if (!(typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) && !(acceptsNull && parsed === null)) {
       return yield* new InvalidRequest({ status: 400, detail: "the request body must be a JSON object" })

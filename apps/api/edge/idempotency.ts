@@ -11,7 +11,7 @@ import { HttpApp, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Scope } from "effect"
 import type { Mode } from "../../../core/domain/enums.js"
 import { IdempotencyRecord } from "../../../core/domain/records.js"
-import { IdempotencyKeyReused, InvalidRequest } from "../../../core/errors.js"
+import { excerpt, IdempotencyKeyReused, InvalidRequest } from "../../../core/errors.js"
 import { sha256Hex } from "../../../core/rules/secrets.js"
 import type { IdempotencyRepo } from "../../../core/ports/repositories.js"
 import { answerHeaderOf } from "./request-facts.js"
@@ -76,12 +76,12 @@ export const idempotent = (repo: IdempotencyRepo["Type"], ttlMs: number, request
       const first = begun.record
       if (first.fingerprint !== print || first.path !== request.path || first.method !== request.method) {
         return yield* new IdempotencyKeyReused({
-          detail: `Idempotency-Key '${key}' was used for another request (${first.method} ${first.path} with a different body)`
+          detail: `Idempotency-Key '${excerpt(key)}' was used for another request (${first.method} ${first.path} with a different body)`
         })
       }
       if (first.state === "running" || first.responseStatus === null) {
         return yield* new IdempotencyKeyReused({
-          detail: `a request with Idempotency-Key '${key}' is still running; retry once it has finished`
+          detail: `a request with Idempotency-Key '${excerpt(key)}' is still running; retry once it has finished`
         })
       }
       return yield* Effect.die(new Replay(HttpServerResponse.text(first.responseBody ?? "", {

@@ -12,9 +12,10 @@ import {
 } from "@effect/platform"
 import { Cause, Context, Effect, FiberRef, Layer, Option, Schema } from "effect"
 import {
-  type ApiError, ApiErrorSchema, InternalError, isApiError, MethodNotAllowed, NotFound
+  type ApiError, ApiErrorSchema, excerpt, InternalError, isApiError, MethodNotAllowed, NotFound
 } from "../../../core/errors.js"
 import { IdGenerator } from "../../../core/ports/ids.js"
+import { type Cidr, clientAddressOf } from "../../../core/rules/ip-address.js"
 import { nodeResponseOf } from "../../../adapters/node-http/server-request.js"
 import { STORAGE_PATH_PREFIX } from "../../../adapters/local-storage/config.js"
 import { bufferBody, needsBuffering } from "./body.js"
@@ -44,6 +45,22 @@ export const StrictRouting = HttpRouter.setRouterConfig({
 const isCanonicalPath = (pathname: string) =>
   pathname.startsWith(`${STORAGE_PATH_PREFIX}/`) || !(/[%;]|\/\//.test(pathname) || (pathname.length > 1 && pathname.endsWith("/")))
 
+/** `TRUSTED_PROXIES` (apps/runtime/config.ts): the proxies whose `X-Forwarded-For` names the client. */
+export class TrustedProxies extends Context.Tag("hush/api/TrustedProxies")<TrustedProxies, ReadonlyArray<Cidr>>() {}
+
+/**
+ * The request as coming from its client (decisions.md, Requests and errors): behind a trusted
+ * proxy, `remoteAddress` is the address `X-Forwarded-For` names (core/rules/ip-address.ts), so
+ * every per-IP bucket and log line after this counts the client, not the proxy. Anyone else's
+ * `X-Forwarded-For` is ignored.
+ */
+const fromClient = (request: HttpServerRequest.HttpServerRequest, trusted: ReadonlyArray<Cidr>) => {
+  if (Option.isNone(request.remoteAddress)) return request
+  const peer = request.remoteAddress.value
+  const client = clientAddressOf(peer, request.headers["x-forwarded-for"], trusted)
+  return client === peer ? request : request.modify({ remoteAddress: client })
+}
+
 const decodeApiError = Schema.decodeUnknownOption(ApiErrorSchema)
 
 /** A non-problem error answer from a route outside the HttpApi → our error, by its JSON `_tag` or its status. */
@@ -64,7 +81,7 @@ const errorOfResponse = (response: HttpServerResponse.HttpServerResponse): ApiEr
 const isProblem = (response: HttpServerResponse.HttpServerResponse) =>
   "contentType" in response.body && response.body.contentType === PROBLEM_CONTENT_TYPE
 
-type EdgeNeeds = ErrorsBaseUrl | IdGenerator
+type EdgeNeeds = ErrorsBaseUrl | IdGenerator | TrustedProxies
 
 /**
  * The edge's headers (X-Request-Id, the rate limits, Allow) go onto Node's response, which
@@ -84,7 +101,7 @@ const withAnswerHeaders = (
   return response
 }
 
-const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: string): HttpApp.Default =>
+const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: string, trusted: ReadonlyArray<Cidr>): HttpApp.Default =>
   // one step of the runtime for what every request needs of its fiber (as the platform's own span middleware reads it)
   Effect.withFiberRuntime((fiber) => {
     const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
@@ -119,21 +136,23 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
       }
       if ((squashed as { _tag?: unknown } | null)?._tag === "RouteNotFound") {
         const allow = methodsOfPath(pathname)
-        if (allow.length === 0) return Effect.succeed(problem(new NotFound({ detail: `no route for ${request.method} ${pathname}` })))
+        if (allow.length === 0) return Effect.succeed(problem(new NotFound({ detail: `no route for ${request.method} ${excerpt(pathname)}` })))
         headers["allow"] = allow.join(", ")
-        return Effect.succeed(problem(new MethodNotAllowed({ detail: `${request.method} is not allowed on ${pathname}; allowed: ${allow.join(", ")}` })))
+        return Effect.succeed(problem(new MethodNotAllowed({ detail: `${request.method} is not allowed on ${excerpt(pathname)}; allowed: ${allow.join(", ")}` })))
       }
       return internal(cause)
     }
 
     const run = (served: HttpServerRequest.HttpServerRequest) =>
       Effect.provideService(app, HttpServerRequest.HttpServerRequest, served)
+    // without trusted proxies (the default) the request stays as it came: nothing to provide
+    const client = trusted.length === 0 ? request : fromClient(request, trusted)
 
     const handled: HttpApp.Default<unknown> = !isCanonicalPath(pathname)
-      ? Effect.fail(new NotFound({ detail: `no route for ${request.method} ${pathname}` }))
-      : pathname.startsWith("/v1/") && needsBuffering(request)
-      ? Effect.flatMap(bufferBody(request), run)
-      : app
+      ? Effect.fail(new NotFound({ detail: `no route for ${request.method} ${excerpt(pathname)}` }))
+      : pathname.startsWith("/v1/") && needsBuffering(client)
+      ? Effect.flatMap(bufferBody(client), run)
+      : client === request ? app : run(client)
     const answer = handled.pipe(
       Effect.map((response) =>
         response.status >= 400 && !isProblem(response) && response.body._tag === "Uint8Array" ? problem(errorOfResponse(response)) : response
@@ -167,7 +186,8 @@ export const EdgeLive = Layer.merge(
     Effect.gen(function*() {
       const ids = yield* IdGenerator
       const errorsBaseUrl = yield* ErrorsBaseUrl
-      return (app: HttpApp.Default) => edge(app, ids, errorsBaseUrl)
+      const trusted = yield* TrustedProxies
+      return (app: HttpApp.Default) => edge(app, ids, errorsBaseUrl, trusted)
     }) as Effect.Effect<(app: HttpApp.Default) => HttpApp.Default, never, EdgeNeeds>
   ),
   StrictRouting

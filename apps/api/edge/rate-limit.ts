@@ -9,6 +9,7 @@ import type { HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { RateLimited } from "../../../core/errors.js"
 import { type RateDecision, RateLimiter } from "../../../core/ports/rate-limiter.js"
+import { rateNetworkOf } from "../../../core/rules/ip-address.js"
 import * as Metrics from "../../../core/observability/metrics.js"
 import type { BucketName } from "./annotations.js"
 import { addAnswerHeaders } from "./request-facts.js"
@@ -53,8 +54,9 @@ export const takeToken = (
     }
   )
 
+/** The client's address: behind a trusted proxy, the one it forwarded for (edge/index.ts `fromClient`). */
 export const addressOf = (request: HttpServerRequest.HttpServerRequest) => Option.getOrElse(request.remoteAddress, () => "unknown")
 
-/** A request without a valid caller: the public bucket of its IP. */
+/** A request without a valid caller: the public bucket of its IP (an IPv6 client's /64). */
 export const takeAddressToken = (limiter: RateLimiter["Type"], request: HttpServerRequest.HttpServerRequest) =>
-  takeToken(limiter, request, "public", `ip:${addressOf(request)}`)
+  takeToken(limiter, request, "public", `ip:${rateNetworkOf(addressOf(request))}`)

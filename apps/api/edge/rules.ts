@@ -17,7 +17,7 @@ import { allEndpointFacts, factsOfRoute, pathOf } from "./facts.js"
 import { checkIdempotencyKey, idempotent } from "./idempotency.js"
 import { EdgeRules, type EdgeRulesFailure } from "./middleware.js"
 import { noteRequest } from "./request-facts.js"
-import { addressOf, takeToken } from "./rate-limit.js"
+import { takeAddressToken, takeToken } from "./rate-limit.js"
 
 export const EdgeRulesLive = Layer.effect(EdgeRules, Effect.gen(function*() {
   // read the facts now: an endpoint outside the edge stops the server here, not on its first request
@@ -49,7 +49,7 @@ export const EdgeRulesLive = Layer.effect(EdgeRules, Effect.gen(function*() {
         ? takeToken(limiter, request, facts.bucket, caller.value.keyId)
         : account !== undefined
         ? takeToken(limiter, request, facts.bucket, `account:${account}`)
-        : takeToken(limiter, request, "public", `ip:${addressOf(request)}`))
+        : takeAddressToken(limiter, request))
     }
     if (Option.isSome(caller) && facts.scopes.length > 0) steps.push(requireScope(caller.value.scopes, facts.scopes))
     const key = facts.idempotent ? request.headers["idempotency-key"] : undefined

@@ -8,7 +8,7 @@ import { Schema } from "effect"
 import { InvalidRequest, NotFound, ProviderError, RateLimited, ServiceUnavailable, Unauthorized } from "../../../core/errors.js"
 import {
   CsrfResponse, EmailRequest, LoginRequest, LoginResponse, OAuthStartRequest, OAuthStartResponse, PasswordChangeRequest,
-  ResetRequest, Session, SignupRequest, StatusResponse, TokenRequest, VerifyResponse
+  ResetRequest, Session, SignupRequest, StatusResponse, Text, TokenRequest, VerifyResponse
 } from "../../../core/schema/index.js"
 import { NoStore } from "../edge/annotations.js"
 import { withoutCaller, withSession } from "../edge/declare.js"
@@ -21,9 +21,9 @@ const provider = HttpApiSchema.param("provider", Schema.String.annotations({ des
 
 /** What a provider sends back to the callback (others it adds are ignored). */
 const CallbackParams = Schema.Struct({
-  code: Schema.optional(Schema.String).annotations({ description: "The provider's authorization code." }),
-  state: Schema.optional(Schema.String).annotations({ description: "The state given at start, checked against the state cookie." }),
-  error: Schema.optional(Schema.String).annotations({ description: "The provider's error code when sign-in was denied." })
+  code: Schema.optional(Text).annotations({ description: "The provider's authorization code." }),
+  state: Schema.optional(Text).annotations({ description: "The state given at start, checked against the state cookie." }),
+  error: Schema.optional(Text).annotations({ description: "The provider's error code when sign-in was denied." })
 })
 
 export const AuthGroup = withoutCaller(HttpApiGroup.make("auth")

@@ -5,7 +5,8 @@ import { Mode } from "../../../core/domain/enums.js"
 import { IdempotencyKeyReused, JobNotSucceeded, NotFound, OutputExpired, ProviderError } from "../../../core/errors.js"
 import {
   Account, AccountPatch, CheckoutRequest, CheckoutResponse, DashboardCredits, DashboardJobDetail, DashboardJobPage, JobListParams, KeyCreateRequest,
-  cursorDescription, KeyCreateResponse, KeyList, KeyOut, LedgerPage, OutputLink, PageLimit, pageLimitDescription, UsageQuery, UsageResponse
+  cursorDescription, KeyCreateResponse, KeyList, KeyOut, LedgerPage, OutputLink, PageLimit, pageLimitDescription, Text, UsageQuery,
+  UsageResponse
 } from "../../../core/schema/index.js"
 import { withSession } from "../edge/declare.js"
 import { STRICT } from "../edge/strict.js"
@@ -94,7 +95,7 @@ export const DashboardGroup = withSession(HttpApiGroup.make("dashboard")
       .annotate(OpenApi.Description, "Every credit movement, newest first, with the balances after it.")
       .setUrlParams(Schema.Struct({
         limit: Schema.optional(PageLimit).annotations({ description: pageLimitDescription }),
-        cursor: Schema.optional(Schema.String).annotations({ description: cursorDescription })
+        cursor: Schema.optional(Text).annotations({ description: cursorDescription })
       }))
       .addSuccess(LedgerPage)
   )

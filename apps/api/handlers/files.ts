@@ -1,7 +1,6 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { LimitsConfig } from "../../../core/domain/limits.js"
-import { InvalidRequest } from "../../../core/errors.js"
 import { CompleteIn } from "../../../core/schema/index.js"
 import { CurrentCaller } from "../../../core/services/caller.js"
 import { completeFile, createFile, deleteFile, getFile } from "../../../core/services/files.js"
@@ -10,19 +9,17 @@ import { Background } from "../background.js"
 import { HushApi } from "../definition.js"
 import { jsonAnswer } from "../edge/json-answer.js"
 import { STRICT } from "../edge/strict.js"
+import { bodyJson } from "../edge/body.js"
 import { invalidFromParseError } from "../edge/invalid.js"
 
 const decodeCompleteBody = Schema.decodeUnknown(Schema.NullOr(CompleteIn), STRICT)
 
-/** The optional body of complete: absent or `null` means no parts. The edge already refused malformed JSON. */
+/** The optional body of complete: absent or `null` means no parts. The edge already refused malformed and hostile JSON. */
 const completeBody = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const text = yield* Effect.orDie(request.text)
   if (text.trim() === "") return null
-  const parsed = yield* Effect.try({
-    try: () => JSON.parse(text) as unknown,
-    catch: () => new InvalidRequest({ status: 400, detail: "the request body is not valid JSON" })
-  })
+  const parsed = yield* bodyJson(request)
   return yield* decodeCompleteBody(parsed).pipe(Effect.mapError((e) => invalidFromParseError(e, 422, "request body")))
 })
 

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect, Option } from "effect"
 import { findModel, ModelCatalog } from "../../../core/domain/catalog.js"
-import { NotFound } from "../../../core/errors.js"
+import { excerpt, NotFound } from "../../../core/errors.js"
 import { Health, ModelList } from "../../../core/schema/index.js"
 import { presentModel } from "../../../core/services/present.js"
 import { ServerInfo } from "../context.js"
@@ -21,7 +21,7 @@ export const PublicHandlers = HttpApiBuilder.group(HushApi, "public", (handlers)
       .handle("listModels", () => Effect.succeed(new ModelList({ data: catalog.models.map(presentModel) })))
       .handle("getModel", ({ path }) =>
         Option.match(findModel(catalog, `${path.provider}/${path.model}`), {
-          onNone: () => Effect.fail(new NotFound({ detail: `no model '${path.provider}/${path.model}'; see GET /v1/models` })),
+          onNone: () => Effect.fail(new NotFound({ detail: `no model '${excerpt(`${path.provider}/${path.model}`)}'; see GET /v1/models` })),
           onSome: (model) => Effect.succeed(presentModel(model))
         }))
       .handle("status", () => Effect.flatMap(Clock.currentTimeMillis, status.report))

@@ -13,7 +13,7 @@
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest, OpenApi } from "@effect/platform"
 import { Effect, Either, Layer, Redacted, Schema } from "effect"
 import { AccountSettingsConfig } from "../../../core/domain/account-settings.js"
-import { Forbidden, RateLimited, ServiceUnavailable, Unauthorized } from "../../../core/errors.js"
+import { excerpt, Forbidden, RateLimited, ServiceUnavailable, Unauthorized } from "../../../core/errors.js"
 import { AccountRepo } from "../../../core/ports/repositories.js"
 import { SessionRepo, UserRepo } from "../../../core/ports/users.js"
 import { sameSecret } from "../../../core/rules/secrets.js"
@@ -50,11 +50,11 @@ export const checkBrowserOrigin = (request: HttpServerRequest.HttpServerRequest,
   if (!isUnsafe(request.method)) return Either.void
   const site = request.headers["sec-fetch-site"]
   if (site !== undefined && site !== "same-origin" && site !== "none") {
-    return Either.left(new Forbidden({ detail: `cross-site request refused (Sec-Fetch-Site: ${site})` }))
+    return Either.left(new Forbidden({ detail: `cross-site request refused (Sec-Fetch-Site: ${excerpt(site)})` }))
   }
   const origin = request.headers["origin"]
   if (origin !== undefined && origin !== originOf(publicBaseUrl)) {
-    return Either.left(new Forbidden({ detail: `request from another origin refused (Origin: ${origin})` }))
+    return Either.left(new Forbidden({ detail: `request from another origin refused (Origin: ${excerpt(origin)})` }))
   }
   return Either.void
 }
