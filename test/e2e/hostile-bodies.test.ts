@@ -106,8 +106,8 @@ describe("hostile input", () => {
       ["denoise model", call(server, "POST", "/v1/audio/denoise", { key, body: { file: ready, model: "xiph/rnnoise\u0000" } }), 422, "model"],
       ["?model=", call(server, "GET", "/v1/jobs?model=%00", { key }), 400, "model"],
       ["?cursor=", call(server, "GET", "/v1/jobs?cursor=a%01b", { key }), 400, "cursor"],
-      ["webhook url", call(server, "POST", "/v1/webhook_endpoints", { key, body: { url: "http://127.0.0.1:9/\u0000", events: ["job.succeeded"] } }), 422, "url"],
-      ["webhook description", call(server, "POST", "/v1/webhook_endpoints", { key, body: { url: "http://127.0.0.1:9/h", events: ["job.succeeded"], description: "a\u0000" } }), 422, "description"]
+      ["webhook url", call(server, "POST", "/v1/webhook_endpoints", { key, body: { url: "http://127.0.0.1:9999/\u0000", events: ["job.succeeded"] } }), 422, "url"],
+      ["webhook description", call(server, "POST", "/v1/webhook_endpoints", { key, body: { url: "http://127.0.0.1:9999/h", events: ["job.succeeded"], description: "a\u0000" } }), 422, "description"]
     ]
     for (const [what, reply, status, field] of refusals) {
       const problem = await expectProblem(server, await reply, status, "invalid_request")
@@ -120,7 +120,7 @@ describe("hostile input", () => {
     const keys = (await browser.request("GET", "/v1/dashboard/keys")).json.data as Array<{ name: string }>
     expect(keys.filter((k) => k.name.startsWith("ci"))).toEqual([])
     // a tab is free text's: a description may hold one
-    const tabbed = await call(server, "POST", "/v1/webhook_endpoints", { key, body: { url: "http://127.0.0.1:9/h", events: ["job.succeeded"], description: "a\tb" } })
+    const tabbed = await call(server, "POST", "/v1/webhook_endpoints", { key, body: { url: "http://127.0.0.1:9999/h", events: ["job.succeeded"], description: "a\tb" } })
     expect(tabbed.status, tabbed.text).toBe(201)
     expect(tabbed.json.description).toBe("a\tb")
     await call(server, "DELETE", `/v1/webhook_endpoints/${tabbed.json.id}`, { key })
