@@ -35,6 +35,8 @@ describe("/docs", { timeout: 60_000 }, () => {
     await page.goto(`${server.baseUrl}/docs`)
     // the first group open, every other listed (collapsed) in the sidebar
     await expect.poll(() => page.getByText("Check the service is up").count(), { timeout: 30_000 }).toBeGreaterThan(0)
+    // the authentication panel renders after the operations (later still on a loaded machine)
+    await expect.poll(async () => (await page.locator("body").innerText()).includes("Bearer"), { timeout: 30_000 }).toBe(true)
     const text = await page.locator("body").innerText()
     for (const group of ["files", "jobs", "account", "webhooks"]) expect(text.split("\n")).toContain(group)
     // the toolbar with Scalar's share and paid SDK generation is not shown
@@ -55,6 +57,7 @@ describe("/docs", { timeout: 60_000 }, () => {
     const page = await context.newPage()
     await page.goto(`${server.baseUrl}/docs/dashboard`)
     await expect.poll(() => page.getByText("Log in").count(), { timeout: 30_000 }).toBeGreaterThan(0)
+    await expect.poll(async () => (await page.locator("body").innerText()).includes("__Host-hush_session"), { timeout: 30_000 }).toBe(true)
     const text = await page.locator("body").innerText()
     expect(text).not.toContain("No authentication selected")
     expect(text).toContain("__Host-hush_session")

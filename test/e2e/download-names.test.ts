@@ -42,11 +42,20 @@ const expectSafe = async (link: { status: number; json: any; text: string }, exp
 }
 
 describe("download names from hostile filenames", () => {
-  it("a live job whose filename carries control characters and a header: charged once, its output downloads", async () => {
+  it("a live job whose filename carries DEL, C1 controls and a header attempt: charged once, its output downloads", async () => {
     const { liveKey } = await server.createAccount(10_000_000)
-    const { job, link } = await outputOf(liveKey, "take\u0000\u001b[2J\r\nX-Evil: 1.wav")
+    const { job, link } = await outputOf(liveKey, "take\u007f\u009b[2J\u0085X-Evil: 1.wav")
     expect(job.cost.charged_micros).toBe(1_000)
-    await expectSafe(link, "take__[2J__X-Evil: 1.denoised.mp3")
+    await expectSafe(link, "take__[2J_X-Evil: 1.denoised.mp3")
+  }, 60_000)
+
+  it("C0 control characters (NUL, ESC, CR, LF) are refused when the file is created: 422 naming the field", async () => {
+    const { liveKey } = await server.createAccount(10_000_000)
+    for (const filename of ["take\u0000.wav", "take\u001b[2J.wav", "take\r\nX-Evil: 1.wav", "\u0001\u0002"]) {
+      const created = await call(server, "POST", "/v1/files", { key: liveKey, body: { filename, size_bytes: 1_000, content_type: "audio/wav" } })
+      expect(created.status, created.text).toBe(422)
+      expect(created.json).toMatchObject({ code: "invalid_request", field: "filename" })
+    }
   }, 60_000)
 
   it.each([
@@ -54,7 +63,7 @@ describe("download names from hostile filenames", () => {
     ["an unpaired surrogate", "voice\ud800.wav", "voice\ufffd.denoised.mp3"],
     ["a right-to-left override", "\u202egnp.wav", "_gnp.denoised.mp3"],
     ["a path", "../../etc/passwd", "passwd.denoised.mp3"],
-    ["only control characters", "\u0001\u0002", "__.denoised.mp3"],
+    ["only C1 control characters", "\u0081\u0082", "__.denoised.mp3"],
     ["only spaces", "   .wav", "audio.denoised.mp3"]
   ])("a test-mode job on a file named with %s", async (_, filename, expected) => {
     const { testKey } = await server.createAccount()
