@@ -14,7 +14,8 @@
 import { SqlClient } from "@effect/sql"
 import * as Migrator from "@effect/sql/Migrator"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
+import { PostgresPool, withoutQueryDeadline } from "./pool.js"
 import initial from "./migrations/0001_initial.js"
 import lifecycle from "./migrations/0002_lifecycle.js"
 import deletedValidations from "./migrations/0003_deleted_validations.js"
@@ -68,6 +69,12 @@ export const migrate: Effect.Effect<
   return yield* runMigrator({ loader: Migrator.fromRecord(MIGRATIONS as Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>), table: MIGRATIONS_TABLE })
 })
 
-/** Runs the migrations when the layer is built; provides nothing. */
+/**
+ * Runs the migrations when the layer is built, without the pool's statement deadline (a
+ * migration may build an index on a large table); provides nothing.
+ */
 export const PostgresMigrations: Layer.Layer<never, Migrator.MigrationError | SqlError, SqlClient.SqlClient> =
-  Layer.effectDiscard(migrate)
+  Layer.effectDiscard(Effect.flatMap(Effect.serviceOption(PostgresPool), Option.match({
+    onNone: () => migrate,
+    onSome: (pool) => withoutQueryDeadline(pool, migrate)
+  })))

@@ -87,10 +87,22 @@ const describe = (info: SdkErrorInfo): string => {
   return `${name}${status}${text === "" ? "" : `: ${text}`}`
 }
 
+/** Names of SDK and network errors that say the store did not answer, or cannot now. */
+const UNAVAILABLE_NAMES = /^(TimeoutError|RequestTimeout|RequestTimeoutException|SlowDown|ServiceUnavailable|InternalError|ThrottlingException|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|ENOTFOUND)$/
+
+/**
+ * Whether the store was unreachable or said it cannot answer now (a network failure, a
+ * timeout, 5xx, throttling), as opposed to refusing the operation (4xx): worth another try.
+ */
+export const isUnavailable = (info: SdkErrorInfo): boolean =>
+  info.httpStatusCode === undefined
+    ? UNAVAILABLE_NAMES.test(info.name) || /socket hang up|timed? ?out|ECONN|EPIPE|network|aborted/i.test(info.message)
+    : info.httpStatusCode >= 500 || info.httpStatusCode === 429 || UNAVAILABLE_NAMES.test(info.name)
+
 /** `what` failed: the SDK error's name, status and message, and a sanitised cause. */
 export const toBlobError = (what: string, cause: unknown): BlobError => {
   const info = sdkErrorInfo(cause)
-  return new BlobError({ message: `${what}: ${describe(info)}`, cause: info })
+  return new BlobError({ message: `${what}: ${describe(info)}`, cause: info, unavailable: isUnavailable(info) })
 }
 
 const isNotFound = (info: SdkErrorInfo): boolean =>
@@ -117,6 +129,11 @@ export const normalizeEtag = (etag: string): string | undefined => {
   const bare = etag.trim().replace(/^W\//, "").replace(/^"(.*)"$/, "$1")
   return /^[\x21\x23-\x7e]{1,1024}$/.test(bare) ? `"${bare}"` : undefined
 }
+
+/** How long opening a connection to the store may take. */
+const CONNECTION_TIMEOUT_MS = 5_000
+/** How long a request's socket may stay silent (no byte either way) before the attempt is given up. */
+const SOCKET_TIMEOUT_MS = 10_000
 
 type PresignOptions = NonNullable<Parameters<typeof getSignedUrl>[2]>
 
@@ -153,8 +170,12 @@ export const make = (options: S3Options): Effect.Effect<BlobStore["Type"], never
           // mishandle the flexible checksums.
           requestChecksumCalculation: "WHEN_REQUIRED",
           responseChecksumValidation: "WHEN_REQUIRED",
-          // An unreachable endpoint fails in seconds rather than at the OS's TCP timeout.
-          requestHandler: { connectionTimeout: 10_000 }
+          // An unreachable endpoint fails in seconds rather than at the OS's TCP timeout, and
+          // one that stops answering (a partition) within SOCKET_TIMEOUT_MS of silence; with
+          // one retry, a call that cannot succeed ends in about 20 s (decisions.md, Faults: the
+          // caller answers 503 or tries again later, inside its lease).
+          requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, socketTimeout: SOCKET_TIMEOUT_MS },
+          maxAttempts: 2
         })
       ),
       (client) => Effect.sync(() => client.destroy())

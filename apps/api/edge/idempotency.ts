@@ -93,12 +93,17 @@ export const idempotent = (repo: IdempotencyRepo["Type"], ttlMs: number, request
     // on the request's scope itself: `Effect.addFinalizer` would also diff and patch the
     // fiber's refs (its whole context) twice when the scope closes, ~2 % of a create's CPU
     // (measured), for a finalizer that reads nothing from them
+    // The record's own writes may fail while the database is down: the answer still goes
+    // out; a record left running is taken over once stale (IdempotencyRepo.begin).
+    const abandon = repo.abandon(accountId, mode, key).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("Idempotency-Key record not abandoned", cause))
+    )
     yield* Effect.flatMap(Effect.scope, (scope) =>
-      Scope.addFinalizer(scope, Effect.suspend(() => settled ? Effect.void : repo.abandon(accountId, mode, key))))
+      Scope.addFinalizer(scope, Effect.suspend(() => settled ? Effect.void : abandon)))
     yield* HttpApp.appendPreResponseHandler((answered, response) => {
       settled = true
       const body = bodyText(response)
-      if (!isRecordable(response.status) || body === null) return Effect.as(repo.abandon(accountId, mode, key), response)
+      if (!isRecordable(response.status) || body === null) return Effect.as(abandon, response)
       const headers: Record<string, string> = {}
       const requestId = answerHeaderOf(answered, "x-request-id")
       if (requestId !== undefined) headers["original-request-id"] = requestId
@@ -108,6 +113,11 @@ export const idempotent = (repo: IdempotencyRepo["Type"], ttlMs: number, request
       }
       const contentType = "contentType" in response.body ? response.body.contentType : undefined
       if (contentType !== undefined) headers["content-type"] = contentType
-      return Effect.as(repo.finish(accountId, mode, key, { status: response.status, body, headers }), response)
+      return Effect.as(
+        repo.finish(accountId, mode, key, { status: response.status, body, headers }).pipe(
+          Effect.catchAllCause((cause) => Effect.logWarning("Idempotency-Key answer not recorded", cause))
+        ),
+        response
+      )
     })
   })
