@@ -162,9 +162,12 @@ describe("fault proxy", () => {
     expect((await after.waitFor(5)).toString()).toBe("found")
   })
 
-  it("refuse: connecting fails with ECONNREFUSED on the same port until healed", async () => {
+  it("refuse: connecting fails with ECONNREFUSED on the same port until healed; open connections go on", async () => {
     const port = proxy.port
+    const open1 = await client()
     await proxy.set({ refuse: true })
+    open1.socket.write("still")
+    expect((await open1.waitFor(5)).toString()).toBe("still")
     await expect(open(port)).rejects.toMatchObject({ code: "ECONNREFUSED" })
     await proxy.heal()
     expect(proxy.port).toBe(port)

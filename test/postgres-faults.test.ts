@@ -5,10 +5,11 @@
  *     within the pool's deadlines as DependencyUnavailable (the API's 503), never hangs, and
  *     the pool serves again once the server answers;
  *   - a refused connection: DependencyUnavailable at once;
+ *   - a process that starts while the server is unreachable waits for it (postgresLayerFromUrl);
  *   - a success whose COMMIT landed but whose answer was lost: the worker's retry of the move
  *     is refused (the job is no longer processing) and the account is charged once.
  */
-import { Cause, Duration, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Duration, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DependencyUnavailable } from "../core/ports/unavailable.js"
 import { FileRecord } from "../core/domain/records.js"
@@ -47,7 +48,6 @@ describe("postgres behind a faulty network", () => {
     proxied.port = String(proxy.port)
     // short deadlines, so that the test waits seconds; the key cache off (it holds a connection of its own)
     services = postgresServices(proxied.toString(), { queryTimeout: Duration.seconds(1), connectTimeout: Duration.seconds(1), maxConnections: 2 })
-    const { ManagedRuntime } = await import("effect")
     const managed = ManagedRuntime.make(services as Layer.Layer<any, any>)
     runtime = {
       run: (effect) => managed.runPromiseExit(effect as Effect.Effect<any, any, never>),
@@ -87,6 +87,23 @@ describe("postgres behind a faulty network", () => {
     expect(refused.unavailable?.dependency).toBe("database")
     await proxy.heal()
     expect(Exit.isSuccess(await probe())).toBe(true)
+  }, 30_000)
+
+  it("a process that starts while the database is unreachable waits for it, and starts once it answers", async () => {
+    const direct = new URL(databaseUrl(database))
+    const closed = await startFaultProxy({ target: { host: direct.hostname, port: Number(direct.port || 5432) } })
+    await closed.set({ refuse: true })
+    const via = new URL(direct)
+    via.hostname = "127.0.0.1"
+    via.port = String(closed.port)
+    const starting = ManagedRuntime.make(postgresServices(via.toString(), { connectTimeout: Duration.seconds(1) }) as Layer.Layer<any, any>)
+    const started = starting.runPromiseExit(Effect.flatMap(AccountRepo, (accounts) => accounts.get("acct_probe")))
+    await new Promise((resolve) => setTimeout(resolve, 2_000))
+    await closed.heal()
+    const exit = await started
+    await starting.dispose()
+    await closed.close()
+    expect(Exit.isSuccess(exit), String(exit)).toBe(true)
   }, 30_000)
 
   it("a success whose COMMIT answer was lost: committed once; the retry is refused and charges nothing more", async () => {

@@ -41,6 +41,8 @@ export interface PostgresPoolOptions {
   readonly connectTimeout?: Duration.DurationInput | undefined
   /** How long a statement may wait for its answer before its connection is destroyed (default DEFAULT_QUERY_TIMEOUT; 0: never). */
   readonly queryTimeout?: Duration.DurationInput | undefined
+  /** How long a process starting while the database is unreachable waits for it (postgresLayerFromUrl; default 1 minute). */
+  readonly startupWait?: Duration.DurationInput | undefined
   /** Named statements (default true). */
   readonly preparedStatements?: boolean | undefined
 }

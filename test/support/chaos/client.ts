@@ -97,7 +97,7 @@ export class ChaosClient {
         this.tally.violations.push(`no answer within ${CLIENT_TIMEOUT_MS} ms: ${method} ${path.replace(/[?].*/, "")} on ${base}`)
         continue
       }
-      this.count(String(answer.status))
+      this.count(answer.status >= 400 && typeof answer.json?.code === "string" ? `${answer.status} ${answer.json.code}` : String(answer.status))
       if (answer.status >= 500 && answer.status !== 503) {
         this.tally.violations.push(`${answer.status} ${answer.json?.code ?? ""}: ${method} ${path.replace(/[?].*/, "")}: ${answer.text.slice(0, 200)}`)
       }

@@ -69,6 +69,13 @@ export const runChaos = async (options: ChaosOptions = {}): Promise<ChaosReport>
   const audio = makeAudio()
   const receiver = await startReceiver()
   const fleet = await startFleet({ log })
+  // stopped by hand (Ctrl-C): the fleet's processes, PostgreSQL and Redis go too
+  const interrupted = () => {
+    log("chaos: interrupted; stopping the fleet")
+    void fleet.close().finally(() => process.exit(130))
+  }
+  process.once("SIGINT", interrupted)
+  process.once("SIGTERM", interrupted)
   try {
     const tally = newTally()
     let stopping = false
@@ -159,6 +166,8 @@ export const runChaos = async (options: ChaosOptions = {}): Promise<ChaosReport>
     ].join("\n")
     return { rows, summary, violations, table: rendered }
   } finally {
+    process.off("SIGINT", interrupted)
+    process.off("SIGTERM", interrupted)
     await fleet.close()
     await receiver.close()
   }

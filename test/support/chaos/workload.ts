@@ -217,7 +217,8 @@ const customerRound = async (ctx: Context, customer: KeyCustomer) => {
   job.lastStatus = ended?.json?.status ?? job.lastStatus
   if (ctx.random() < 0.3 && TERMINAL.includes(job.lastStatus ?? "")) {
     const deleted = await ctx.client.request("DELETE", `/v1/files/${file.fileId}`, { key })
-    if (deleted?.status === 204) file.deleted = true
+    // 404: an earlier attempt of this DELETE did it, and its answer was lost
+    if (deleted?.status === 204 || deleted?.status === 404) file.deleted = true
   }
 }
 
