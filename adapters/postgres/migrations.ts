@@ -13,8 +13,9 @@
  */
 import { SqlClient } from "@effect/sql"
 import * as Migrator from "@effect/sql/Migrator"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, Option } from "effect"
+import { isUnavailable } from "./errors.js"
 import { PostgresPool, withoutQueryDeadline } from "./pool.js"
 import initial from "./migrations/0001_initial.js"
 import lifecycle from "./migrations/0002_lifecycle.js"
@@ -77,4 +78,11 @@ export const PostgresMigrations: Layer.Layer<never, Migrator.MigrationError | Sq
   Layer.effectDiscard(Effect.flatMap(Effect.serviceOption(PostgresPool), Option.match({
     onNone: () => migrate,
     onSome: (pool) => withoutQueryDeadline(pool, migrate)
-  })))
+  })).pipe(
+    // @effect/sql dies when COMMIT or ROLLBACK fails: a connection lost meanwhile is a failure
+    // like any other, which a starting process waits out (postgresLayerFromUrl)
+    Effect.catchSomeDefect((defect) => {
+      const lost = defect instanceof Migrator.MigrationError ? defect.cause : defect
+      return lost instanceof SqlError && isUnavailable(lost) ? Option.some(Effect.fail(lost)) : Option.none()
+    })
+  ))

@@ -128,7 +128,7 @@ export interface Schedule {
 }
 
 /**
- * The short schedule: every kind once, each held 5 s, 2 s apart (about 2½ minutes with the
+ * The short schedule: every kind once, each held 4 s, 1.5 s apart (about 2 minutes with the
  * restarts), targets alternating between one process and the whole fleet.
  */
 export const shortSchedule = (fleet: Fleet, random: () => number): Schedule => {
@@ -139,7 +139,7 @@ export const shortSchedule = (fleet: Fleet, random: () => number): Schedule => {
     const users = fleet.members.filter((m) => m.proxies[dependency] !== undefined)
     return users[turn % users.length]!
   }
-  return { faults: catalogue(pick, random, 5_000), gapMs: 2_000 }
+  return { faults: catalogue(pick, random, 4_000), gapMs: 1_500 }
 }
 
 /** A long schedule: the catalogue shuffled again and again, random targets and holds of 4–12 s, until `minutes` are up. */
