@@ -2,24 +2,30 @@
  * Dependency faults, through layers that replace the core's services (startTestServer's
  * `override`): a rate-limit store that is down (503 service_unavailable with Retry-After),
  * repositories that die (500 internal_error), a database or a file store that does not answer
- * (503 with Retry-After, decisions.md Faults), and a commit whose answer is lost (the retry
- * with the same Idempotency-Key finds the job: one job, one hold); the server keeps serving,
- * nothing half-done remains, and Idempotency-Key does not record the 5xx.
+ * (503 with Retry-After, decisions.md Faults), a commit whose answer is lost (the retry with
+ * the same Idempotency-Key finds the job: one job, one hold), a complete that moved the bytes
+ * but could not record it, and a key whose record could not be abandoned (taken over once
+ * stale); the server keeps serving, nothing half-done remains, and Idempotency-Key does not
+ * record the 5xx.
  */
 import { Effect, Layer, LogLevel, Option } from "effect"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { ServiceUnavailable } from "../../core/errors.js"
 import { BlobError, BlobStore } from "../../core/ports/blob-store.js"
 import { RateLimiter } from "../../core/ports/rate-limiter.js"
-import { FileRepo, JobRepo } from "../../core/ports/repositories.js"
+import { FileRepo, IdempotencyRepo, JobRepo } from "../../core/ports/repositories.js"
+import type { Mode } from "../../core/domain/enums.js"
+import { RUNNING_TAKEOVER_MS } from "../../apps/api/edge/idempotency.js"
+import { makeAdjustableClock } from "../support/clock.js"
 import { Transactor } from "../../core/ports/transactor.js"
 import { DependencyUnavailable } from "../../core/ports/unavailable.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { call, createFile, credits, denoise, expectProblem, readyFile } from "./helpers.js"
+import { call, complete, createFile, credits, denoise, expectProblem, readyFile, tone, waitForFile } from "./helpers.js"
 
 const healthy = {
   limiterDown: false, jobListDies: false, jobInsertDies: false, fileInsertDies: false,
-  databaseSilent: false, storageSilent: false, loseCommitAnswers: 0, loseTestInsertAnswers: 0
+  databaseSilent: false, storageSilent: false, loseCommitAnswers: 0, loseTestInsertAnswers: 0, fileUpdatesLost: 0,
+  idempotencyAbandonFails: false
 }
 const faults = { ...healthy }
 const reset = () => Object.assign(faults, healthy)
@@ -54,7 +60,18 @@ const FaultyJobRepo = Layer.effect(JobRepo, Effect.map(JobRepo, (jobs) => ({
 
 const FaultyFileRepo = Layer.effect(FileRepo, Effect.map(FileRepo, (files) => ({
   ...files,
-  insert: (file: Parameters<typeof files.insert>[0]) => (faults.fileInsertDies ? boom("file insert") : files.insert(file))
+  insert: (file: Parameters<typeof files.insert>[0]) => (faults.fileInsertDies ? boom("file insert") : files.insert(file)),
+  update: (file: Parameters<typeof files.update>[0]) => {
+    if (faults.fileUpdatesLost === 0) return files.update(file)
+    faults.fileUpdatesLost--
+    return silentDatabase()
+  }
+})))
+
+/** The record of a failed request cannot be abandoned (the database went away meanwhile). */
+const FaultyIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(IdempotencyRepo, (repo) => ({
+  ...repo,
+  abandon: (accountId: string, mode: Mode, key: string) => (faults.idempotencyAbandonFails ? silentDatabase() : repo.abandon(accountId, mode, key))
 })))
 
 /** As the S3 adapter reports a socket that stayed silent. */
@@ -74,16 +91,24 @@ const LosingTransactor = Layer.effect(Transactor, Effect.map(Transactor, (inner)
     })
 })))
 
+const clock = makeAdjustableClock()
+
 describe("dependency faults", () => {
   let server: TestServer
   beforeAll(async () => {
     // the provoked failures are logged as errors: keep the output quiet
     server = await startTestServer({
-      override: Layer.mergeAll(FaultyRateLimiter, FaultyJobRepo, FaultyFileRepo, FaultyBlobStore, LosingTransactor),
+      override: Layer.mergeAll(FaultyRateLimiter, FaultyJobRepo, FaultyFileRepo, FaultyBlobStore, LosingTransactor, FaultyIdempotencyRepo),
+      clock,
+      // multipart from 20 kB, in parts of 8 KiB (the other tests' files are smaller)
+      limits: { putMaxBytes: 20_000, multipartPartBytes: 8_192 },
       logLevel: LogLevel.None
     })
   })
-  afterEach(reset)
+  afterEach(() => {
+    reset()
+    clock.reset()
+  })
   afterAll(async () => {
     await server.close()
   })
@@ -223,5 +248,45 @@ describe("dependency faults", () => {
     const problem = await expectProblem(server, other, 409, "idempotency_key_reused")
     expect(problem.detail).toMatch(/has another file, model or options/)
     expect((await call(server, "GET", "/v1/jobs", { key: testKey })).json.data).toHaveLength(2)
+  })
+
+  it("a multipart complete that moved the bytes but could not record it: the retry finishes it, without assembling again", async () => {
+    const { liveKey } = await server.createAccount()
+    const audio = tone(2)
+    const created = await createFile(server, liveKey, { size_bytes: audio.length })
+    const upload = created.json.upload
+    expect(upload.method).toBe("multipart")
+    const parts: Array<{ part_number: number; etag: string }> = []
+    for (const part of upload.parts) {
+      const start = (part.part_number - 1) * upload.part_size
+      const response = await fetch(part.url, { method: "PUT", body: audio.slice(start, start + upload.part_size) })
+      expect(response.status).toBe(200)
+      parts.push({ part_number: part.part_number, etag: response.headers.get("etag")! })
+    }
+    faults.fileUpdatesLost = 1
+    await expectProblem(server, await complete(server, liveKey, created.json.id, { parts }), 503, "service_unavailable")
+    // the parts were assembled and moved; the retry must not try to assemble them again
+    const retried = await complete(server, liveKey, created.json.id, { parts })
+    expect(retried.status, retried.text).toBe(202)
+    const ready = await waitForFile(server, liveKey, created.json.id)
+    expect(ready.json.status).toBe("ready")
+  })
+
+  it("a 503 whose Idempotency-Key record could not be abandoned still answers 503; the key is taken over once the record is stale", async () => {
+    const { liveKey } = await server.createAccount(1_000_000)
+    const fileId = await readyFile(server, liveKey)
+    faults.loseCommitAnswers = 1
+    faults.idempotencyAbandonFails = true
+    await expectProblem(server, await denoise(server, liveKey, { file: fileId }, { "idempotency-key": "stuck" }), 503, "service_unavailable")
+    faults.idempotencyAbandonFails = false
+    // the record is still running: a retry is told to wait
+    const waiting = await expectProblem(server, await denoise(server, liveKey, { file: fileId }, { "idempotency-key": "stuck" }), 409, "idempotency_key_reused")
+    expect(waiting.detail).toMatch(/still running/)
+    clock.advance(RUNNING_TAKEOVER_MS + 1_000)
+    const retried = await denoise(server, liveKey, { file: fileId }, { "idempotency-key": "stuck" })
+    expect(retried.status, retried.text).toBe(202)
+    // the job the lost answer created, not a second one
+    expect((await call(server, "GET", "/v1/jobs", { key: liveKey })).json.data.map((j: { id: string }) => j.id)).toEqual([retried.json.id])
+    expect((await credits(server, liveKey)).reserved_micros).toBe(1_000)
   })
 })

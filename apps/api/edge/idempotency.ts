@@ -30,6 +30,14 @@ const fingerprint = (method: string, path: string, body: string) => sha256Hex(`$
 /** Headers worth replaying: the rest (request id, rate limits) belong to the new request. */
 const REPLAYED_HEADERS = ["location", "retry-after"]
 
+/**
+ * A record still `running` this long after its request began is taken over by the next request
+ * with its key: no request runs that long (every call to the database or storage has a
+ * deadline), so its request ended without settling the record (its process was killed, or the
+ * database was unreachable when it tried). Until then, a retry is told to wait (409).
+ */
+export const RUNNING_TAKEOVER_MS = 2 * 60_000
+
 /** 499: the client went away; nothing it could be given later. */
 const isRecordable = (status: number) => status !== 429 && status !== 499 && status < 500
 
@@ -71,7 +79,7 @@ export const idempotent = (repo: IdempotencyRepo["Type"], ttlMs: number, request
       accountId, mode, key, method: request.method, path: request.path,
       fingerprint: print, state: "running", responseStatus: null, responseBody: null, responseHeaders: null,
       createdAt: now, expiresAt: now + ttlMs
-    }))
+    }), { takeOverRunningBefore: now - RUNNING_TAKEOVER_MS })
     if (begun._tag === "Existing") {
       const first = begun.record
       if (first.fingerprint !== print || first.path !== request.path || first.method !== request.method) {

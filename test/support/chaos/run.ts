@@ -156,7 +156,7 @@ export const runChaos = async (options: ChaosOptions = {}): Promise<ChaosReport>
       ["uploads", `${workload.uploads.filter((u) => u.completed).length} completed (${workload.uploads.filter((u) => u.completed && u.multipart).length} multipart, ${workload.uploads.filter((u) => u.completed && u.junk).length} junk); ${counts!.files} files`],
       ["money moved", `held ${micros(money.held)}, captured ${micros(money.captured)}, released ${micros(money.released)}, purchased ${micros(money.purchased)} (${workload.checkouts.filter((c) => c.paid).length} payments), granted ${micros(money.granted)}`],
       ["webhooks", `${[...receiver.verified.values()].reduce((n, s) => n + s.size, 0)} events received with valid signatures (${receiver.received} requests)`],
-      ["client gave up", workload.gaveUp.size === 0 ? "never" : [...workload.gaveUp].map(([k, n]) => `${k} ×${n}`).join(", ")],
+      ["client walked away", workload.gaveUp.size === 0 ? "never" : [...workload.gaveUp].map(([k, n]) => `${k} ×${n}`).join(", ")],
       ["violations", String(violations)]
     ]
     const rendered = [

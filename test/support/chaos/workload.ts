@@ -99,7 +99,15 @@ export type Audio = ReturnType<typeof makeAudio>
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex")
 
-const giveUp = (workload: Workload, what: string) => workload.gaveUp.set(what, (workload.gaveUp.get(what) ?? 0) + 1)
+/**
+ * Records an operation the client did not see through: `stopped` when the workload was over,
+ * else with the last answer (or `no answer`). Only `stopped` and PUTs to storage (the network's,
+ * not Hush's) are expected; the rest are violations (invariants.ts).
+ */
+const giveUp = (ctx: { readonly workload: Workload; readonly stop: () => boolean }, what: string, answer?: Answer) => {
+  const label = ctx.stop() ? `${what} (stopped)` : `${what} (${answer === undefined ? "no answer" : `${answer.status}${answer.json?.code === undefined ? "" : ` ${answer.json.code}`}`})`
+  ctx.workload.gaveUp.set(label, (ctx.workload.gaveUp.get(label) ?? 0) + 1)
+}
 
 /** Sends bytes to an upload URL (the store's, through its proxy): retried, the network is not Hush's to answer for. */
 const put = async (url: string, headers: Record<string, string>, bytes: Uint8Array, stop: () => boolean): Promise<string | undefined> => {
@@ -119,8 +127,6 @@ const put = async (url: string, headers: Record<string, string>, bytes: Uint8Arr
 const isAnswer = (answer: Answer | undefined, ...statuses: Array<number>): answer is Answer =>
   answer !== undefined && statuses.includes(answer.status)
 
-/** What came back, for the report of what the client gave up on. */
-const outcome = (answer: Answer | undefined) => (answer === undefined ? "no answer" : String(answer.status))
 
 interface Context {
   readonly client: ChaosClient
@@ -143,7 +149,7 @@ const upload = async (ctx: Context, account: string, mode: "live" | "test", key:
     key, idempotencyKey: `file-${ctx.unique()}`,
     body: { filename: junk ? "junk.wav" : "take.wav", size_bytes: bytes.byteLength, content_type: "audio/wav" }
   })
-  if (!isAnswer(created, 201)) return giveUp(ctx.workload, `create file (${outcome(created as Answer | undefined)})`), record
+  if (!isAnswer(created, 201)) return giveUp(ctx, "create file", created as Answer | undefined), record
   record.fileId = created.json.id
   const target = created.json.upload
   let parts: Array<{ part_number: number; etag: string }> | undefined
@@ -153,16 +159,16 @@ const upload = async (ctx: Context, account: string, mode: "live" | "test", key:
     for (const part of target.parts as Array<{ part_number: number; url: string }>) {
       const slice = bytes.subarray((part.part_number - 1) * partSize, part.part_number * partSize)
       const etag = await put(part.url, {}, slice, ctx.stop)
-      if (etag === undefined) return giveUp(ctx.workload, "put part"), record
+      if (etag === undefined) return giveUp(ctx, "put part"), record
       parts.push({ part_number: part.part_number, etag })
     }
   } else if ((await put(target.url, target.headers ?? {}, bytes, ctx.stop)) === undefined) {
-    return giveUp(ctx.workload, "put"), record
+    return giveUp(ctx, "put"), record
   }
   const completed = await ctx.client.request("POST", `/v1/files/${record.fileId}/complete`, {
     key, idempotencyKey: `complete-${ctx.unique()}`, ...(parts === undefined ? {} : { body: { parts } })
   })
-  if (!isAnswer(completed, 200, 202)) return giveUp(ctx.workload, `complete (${outcome(completed as Answer | undefined)})`), record
+  if (!isAnswer(completed, 200, 202)) return giveUp(ctx, "complete", completed as Answer | undefined), record
   record.completed = true
   return record
 }
@@ -206,7 +212,7 @@ const customerRound = async (ctx: Context, customer: KeyCustomer) => {
   }
   ctx.workload.jobs.push(job)
   const created = await ctx.client.request("POST", "/v1/audio/denoise", { key, idempotencyKey: job.idempotencyKey, body: { file: file.fileId } })
-  if (!isAnswer(created, 202)) return giveUp(ctx.workload, `create job (${outcome(created as Answer | undefined)})`)
+  if (!isAnswer(created, 202)) return giveUp(ctx, "create job", created as Answer | undefined)
   job.jobId = created.json.id
   job.lastStatus = created.json.status
   if (mode === "live" && ctx.random() < 0.2) {
@@ -224,7 +230,7 @@ const customerRound = async (ctx: Context, customer: KeyCustomer) => {
 
 export const runCustomer = async (ctx: Context, customer: KeyCustomer) => {
   while (!ctx.stop()) {
-    await customerRound(ctx, customer).catch((error) => giveUp(ctx.workload, `round threw: ${String(error).slice(0, 120)}`))
+    await customerRound(ctx, customer).catch((error) => giveUp(ctx, `round threw: ${String(error).slice(0, 120)}`))
     await sleep(200 + ctx.random() * 600)
   }
 }
@@ -252,9 +258,9 @@ export const runBuyer = async (ctx: Context, user: DashboardUser, everyMs: numbe
       const path = new URL(started.json.url).pathname
       const paid = await ctx.client.request("POST", path, { form: new URLSearchParams({ action: "pay" }) })
       if (paid?.status === 303) record.paid = true
-      else giveUp(ctx.workload, `pay (${outcome(paid)})`)
+      else giveUp(ctx, "pay", paid as Answer | undefined)
     } else {
-      giveUp(ctx.workload, `checkout (${outcome(started as Answer | undefined)})`)
+      giveUp(ctx, "checkout", started as Answer | undefined)
     }
     const until = Date.now() + everyMs
     while (Date.now() < until && !ctx.stop()) await sleep(250)
