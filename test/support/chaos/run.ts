@@ -150,6 +150,11 @@ export const runChaos = async (options: ChaosOptions = {}): Promise<ChaosReport>
     const summary: Array<readonly [string, string]> = [
       ["schedule", `${options.minutes === undefined ? "short" : `${options.minutes} min`} (seed ${seed}); faults for ${Math.round((faultsEnded - faultsFrom) / 1000)} s, run ${Math.round((Date.now() - startedAt) / 1000)} s in all`],
       ["faults injected", `${[...injected.values()].reduce((a, b) => a + b, 0)}: ${[...injected].map(([k, n]) => `${k} ×${n}`).join(", ")}`],
+      ["connections hurt", (() => {
+        const stats = fleet.members.flatMap((m) => Object.values(m.proxies).map((p) => p!.stats()))
+        const sum = (key: "connections" | "resets" | "cuts") => stats.reduce((n, st) => n + st[key], 0)
+        return `${sum("resets")} reset and ${sum("cuts")} cut (answers lost) of ${sum("connections")} through the proxies`
+      })()],
       ["processes restarted", fleet.members.map((m) => `${m.name} ×${m.restarts}`).join(", ")],
       ["requests", `${tally.requests}`],
       ["jobs", `${counts!.jobs} (${counts!.live} live): ${counts!.succeeded} succeeded, ${counts!.failed} failed, ${counts!.canceled} canceled; ${workload.jobs.filter((j) => j.jobId !== undefined).length} acknowledged`],
