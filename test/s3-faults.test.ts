@@ -2,11 +2,14 @@
  * The S3 blob store when the store is unreachable or says it cannot answer now (decisions.md,
  * Faults): such a failure is a BlobError marked `unavailable` (the API answers 503, the worker
  * and validation try again inside their lease); a refusal (403, 404) is not. On s3rver behind
- * the fault proxy, and on the classification of SDK errors.
+ * the fault proxy, and on the classification of SDK errors; a process that starts while the
+ * store refuses waits for it.
  */
 import { Cause, Effect, Exit, Layer, ManagedRuntime, Option, Scope, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { isUnavailable, makeS3BlobStore, sdkErrorInfo, toBlobError } from "../adapters/s3/store.js"
+import { TestSampleLive } from "../apps/runtime/layers.js"
+import { TestSample } from "../core/domain/deployment.js"
 import { BlobError, BlobStore } from "../core/ports/blob-store.js"
 import { type FaultProxy, startFaultProxy } from "./support/fault-proxy.js"
 import { startS3rver } from "./support/s3rver.js"
@@ -61,6 +64,8 @@ describe("S3 behind a faulty network", () => {
 
   it("refused: a BlobError marked unavailable; answered again once healed", async () => {
     await proxy.set({ refuse: true })
+    // the client's kept-alive connections go too
+    proxy.resetAll()
     const failure = failureOf(await stat("a/one"))
     expect(failure).toBeInstanceOf(BlobError)
     expect(failure?.unavailable).toBe(true)
@@ -74,4 +79,20 @@ describe("S3 behind a faulty network", () => {
     await proxy.heal()
     expect(await stat("a/missing")).toEqual(Exit.succeed(Option.none()))
   }, 30_000)
+
+  it("a process that starts while storage refuses waits for it: the test-mode samples are stored once it answers", async () => {
+    await proxy.set({ refuse: true })
+    proxy.resetAll()
+    const from = Date.now()
+    const starting = ManagedRuntime.make(TestSampleLive.pipe(Layer.provide(Layer.succeed(BlobStore, await runtime.runPromise(BlobStore)))))
+    const started = starting.runPromiseExit(TestSample)
+    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    await proxy.heal()
+    const exit = await started
+    await starting.dispose()
+    expect(Exit.isSuccess(exit), String(exit)).toBe(true)
+    // it waited for the store rather than failing
+    expect(Date.now() - from).toBeGreaterThanOrEqual(1_400)
+    expect(await stat("samples/test-mode.mp3")).toMatchObject({ _tag: "Success" })
+  }, 60_000)
 })

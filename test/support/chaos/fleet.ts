@@ -207,7 +207,10 @@ export const startFleet = async (options: { readonly log: (line: string) => void
     started.exited.then((code) => {
       writeFileSync(file, started.output())
       // still the member's process: nobody stopped it
-      if (member.process === started) crashed.push(`${member.name} (exit ${code}, log ${file})`)
+      if (member.process === started) {
+        const errors = started.output().split("\n").filter((line) => /level=ERROR|Error:/.test(line))
+        crashed.push(`${member.name} (exit ${code}): ${(errors.at(-1) ?? started.output().slice(-300)).slice(0, 400)}`)
+      }
     }).catch(() => undefined)
     if (member.baseUrl !== undefined) await waitForHealth(member.baseUrl, started, 120_000)
   }
