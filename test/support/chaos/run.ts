@@ -16,6 +16,8 @@ export interface ChaosOptions {
   /** A long run of this many minutes of faults; absent: the short schedule. */
   readonly minutes?: number | undefined
   readonly seed?: number | undefined
+  /** Only the faults whose kind contains this text (e.g. `COMMIT`, `SIGKILL`, `s3`): to reproduce one. */
+  readonly only?: string | undefined
   readonly log?: ((line: string) => void) | undefined
 }
 
@@ -110,7 +112,8 @@ export const runChaos = async (options: ChaosOptions = {}): Promise<ChaosReport>
       runCustomer(ctx, customers[0]!), runCustomer(ctx, customers[1]!), runCustomer(ctx, customers[2]!), runCustomer(ctx, customers[0]!),
       runBuyer(ctx, buyer, options.minutes === undefined ? 30_000 : 60_000)
     ]
-    const schedule = options.minutes === undefined ? { ...shortSchedule(fleet, random), untilMs: Infinity } : longSchedule(fleet, random, options.minutes)
+    const planned = options.minutes === undefined ? { ...shortSchedule(fleet, random), untilMs: Infinity } : longSchedule(fleet, random, options.minutes)
+    const schedule = { ...planned, faults: planned.faults.filter((f) => options.only === undefined || f.kind.includes(options.only)) }
     const injected = new Map<string, number>()
     const faultsFrom = Date.now()
     for (const fault of schedule.faults) {
@@ -148,7 +151,7 @@ export const runChaos = async (options: ChaosOptions = {}): Promise<ChaosReport>
              (SELECT count(*) FROM files) AS files FROM jobs`)
     const violations = rows.reduce((n, r) => n + r.violations, 0)
     const summary: Array<readonly [string, string]> = [
-      ["schedule", `${options.minutes === undefined ? "short" : `${options.minutes} min`} (seed ${seed}); faults for ${Math.round((faultsEnded - faultsFrom) / 1000)} s, run ${Math.round((Date.now() - startedAt) / 1000)} s in all`],
+      ["schedule", `${options.minutes === undefined ? "short" : `${options.minutes} min`} (seed ${seed}${options.only === undefined ? "" : `, only ${options.only}`}); faults for ${Math.round((faultsEnded - faultsFrom) / 1000)} s, run ${Math.round((Date.now() - startedAt) / 1000)} s in all`],
       ["faults injected", `${[...injected.values()].reduce((a, b) => a + b, 0)}: ${[...injected].map(([k, n]) => `${k} ×${n}`).join(", ")}`],
       ["connections hurt", (() => {
         const stats = fleet.members.flatMap((m) => Object.values(m.proxies).map((p) => p!.stats()))
