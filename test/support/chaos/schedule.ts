@@ -151,7 +151,7 @@ export const longSchedule = (fleet: Fleet, random: () => number, minutes: number
   const faults: Array<Fault> = []
   // enough for the longest run; the runner stops when the time is up
   for (let round = 0; round < Math.ceil(minutes * 2) + 1; round++) {
-    const shuffled = [...catalogue(pick, random, 4_000 + Math.floor(random() * 8_000))]
+    const shuffled = [...catalogue(pick, random, 1_000 * (4 + Math.floor(random() * 9)))]
     for (let i = shuffled.length - 1; i > 0; i--) {
       const j = Math.floor(random() * (i + 1))
       ;[shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!]
