@@ -134,6 +134,8 @@ export const normalizeEtag = (etag: string): string | undefined => {
 const CONNECTION_TIMEOUT_MS = 5_000
 /** How long a request's socket may stay silent (no byte either way) before the attempt is given up. */
 const SOCKET_TIMEOUT_MS = 10_000
+/** The same while an object's body is read (its consumer may pause it). */
+const READ_SOCKET_TIMEOUT_MS = 60_000
 
 type PresignOptions = NonNullable<Parameters<typeof getSignedUrl>[2]>
 
@@ -152,7 +154,13 @@ export const make = (options: S3Options): Effect.Effect<BlobStore["Type"], never
     const singleCopyMax = options.singleCopyMaxBytes ?? MAX_PART_SIZE
     const copyPartSize = options.copyPartSizeBytes ?? DEFAULT_COPY_PART_SIZE
     const credentials = options.credentials
-    const client = yield* Effect.acquireRelease(
+    /**
+     * A client whose sockets may stay silent `socketTimeoutMs`. An unreachable endpoint fails in
+     * seconds rather than at the OS's TCP timeout, and one that stops answering (a partition)
+     * within that silence; with one retry, a call that cannot succeed ends in about twice it
+     * (decisions.md, Faults: the caller answers 503 or tries again later, inside its lease).
+     */
+    const makeClient = (socketTimeoutMs: number) => Effect.acquireRelease(
       Effect.sync(() =>
         new S3Client({
           region: options.region,
@@ -170,16 +178,16 @@ export const make = (options: S3Options): Effect.Effect<BlobStore["Type"], never
           // mishandle the flexible checksums.
           requestChecksumCalculation: "WHEN_REQUIRED",
           responseChecksumValidation: "WHEN_REQUIRED",
-          // An unreachable endpoint fails in seconds rather than at the OS's TCP timeout, and
-          // one that stops answering (a partition) within SOCKET_TIMEOUT_MS of silence; with
-          // one retry, a call that cannot succeed ends in about 20 s (decisions.md, Faults: the
-          // caller answers 503 or tries again later, inside its lease).
-          requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, socketTimeout: SOCKET_TIMEOUT_MS },
+          requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, socketTimeout: socketTimeoutMs },
           maxAttempts: 2
         })
       ),
       (client) => Effect.sync(() => client.destroy())
     )
+    const client = yield* makeClient(SOCKET_TIMEOUT_MS)
+    // an object's body is read at its consumer's pace (ffmpeg, the model): a slow consumer leaves
+    // the socket quiet meanwhile, which is no fault of the store's
+    const reader = yield* makeClient(READ_SOCKET_TIMEOUT_MS)
 
     /** Runs one SDK call; interruption aborts its HTTP request. Errors are kept raw. */
     const attempt = <A>(run: (abortSignal: AbortSignal) => Promise<A>): Effect.Effect<A, unknown> =>
@@ -357,7 +365,7 @@ export const make = (options: S3Options): Effect.Effect<BlobStore["Type"], never
           const valid = yield* validateKey(key)
           const what = `read ${objectName(valid)}`
           const object = yield* attempt((abortSignal) =>
-            client.send(new GetObjectCommand({ Bucket: bucket, Key: valid }), { abortSignal })
+            reader.send(new GetObjectCommand({ Bucket: bucket, Key: valid }), { abortSignal })
           ).pipe(
             Effect.mapError((cause) => {
               const info = sdkErrorInfo(cause)
