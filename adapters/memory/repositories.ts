@@ -172,11 +172,13 @@ export const MemoryWalletRepo = Layer.effect(WalletRepo, Effect.map(MemoryDb, (d
 const idempotencyId = (accountId: string, mode: string, key: string) => `${accountId}\u0000${mode}\u0000${key}`
 
 export const MemoryIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(MemoryDb, (db) => ({
-  begin: (record) =>
+  begin: (record, options) =>
     db.modify((s): readonly [IdempotencyBegin, MemoryState] => {
       const id = idempotencyId(record.accountId, record.mode, record.key)
       const existing = HashMap.get(s.idempotency, id)
-      if (Option.isSome(existing) && existing.value.expiresAt > record.createdAt) {
+      const stale = (r: IdempotencyRecord) =>
+        r.state === "running" && options?.takeOverRunningBefore !== undefined && r.createdAt < options.takeOverRunningBefore
+      if (Option.isSome(existing) && existing.value.expiresAt > record.createdAt && !stale(existing.value)) {
         return [{ _tag: "Existing", record: existing.value }, s] as const
       }
       return [{ _tag: "Started" }, { ...s, idempotency: HashMap.set(s.idempotency, id, record) }] as const

@@ -1,9 +1,12 @@
 /**
  * SQL failures become defects (the repository ports fail only with defects), each with a message
  * that says which operation failed and why: the SQLSTATE, the constraint and the server's text.
+ * A database that could not be reached, went away or stopped answering is a
+ * `DependencyUnavailable` (core/ports/unavailable.ts): callers answer 503 or try again later.
  */
 import { SqlError } from "@effect/sql/SqlError"
 import { Data, Effect } from "effect"
+import { DependencyUnavailable } from "../../core/ports/unavailable.js"
 
 /** A fault of the database or of the data it was given: never a domain outcome. */
 export class PostgresFault extends Data.TaggedError("PostgresFault")<{
@@ -37,9 +40,40 @@ interface DriverError {
 
 const text = (value: unknown): string | null => (typeof value === "string" && value !== "" ? value : null)
 
-/** Describes a driver error (node-postgres DatabaseError or anything else) as a PostgresFault. */
-export const toFault = (operation: string, error: unknown): PostgresFault => {
-  const driver: DriverError = error instanceof SqlError ? (error.cause as DriverError) ?? {} : (error as DriverError) ?? {}
+/**
+ * SQLSTATEs of a session the server could not open or ended: connection exceptions (class 08,
+ * but 08P01, a protocol violation, is a bug), the server shutting down or starting
+ * (57P01–57P03), too many connections (53300).
+ */
+const UNAVAILABLE_SQLSTATE = /^(08(?!P01)...|57P0[123]|53300)$/
+
+/** What node-postgres and the OS say when the connection failed, without a SQLSTATE. */
+const UNAVAILABLE_MESSAGE =
+  /connection terminated|not queryable|timeout|timed out|did not answer|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|socket hang up|connect(ion)? (error|closed)/i
+
+/** The error under an SqlError (node-postgres's), or the error itself. */
+const driverOf = (error: unknown): DriverError => error instanceof SqlError ? (error.cause as DriverError) ?? {} : (error as DriverError) ?? {}
+
+/** Whether a driver error says the database was unreachable or stopped answering, not that it refused the statement. */
+export const isUnavailable = (error: unknown): boolean => {
+  const driver = driverOf(error)
+  const code = text(driver.code)
+  // a SQLSTATE is the server's verdict; other codes are the OS's (ECONNREFUSED…)
+  if (code !== null && /^[0-9A-Z]{5}$/.test(code)) return UNAVAILABLE_SQLSTATE.test(code)
+  return UNAVAILABLE_MESSAGE.test(`${code ?? ""} ${text(driver.message) ?? ""}`)
+}
+
+/**
+ * Describes a driver error (node-postgres DatabaseError or anything else) as a PostgresFault,
+ * or, when the database was unreachable, as DependencyUnavailable.
+ */
+export const toFault = (operation: string, error: unknown): PostgresFault | DependencyUnavailable => {
+  const fault = describeFault(operation, error)
+  return isUnavailable(error) ? new DependencyUnavailable({ dependency: "database", message: fault.message, cause: fault }) : fault
+}
+
+const describeFault = (operation: string, error: unknown): PostgresFault => {
+  const driver = driverOf(error)
   const code = text(driver.code)
   const constraint = text(driver.constraint)
   const parts = [

@@ -8,7 +8,8 @@
  *   - `postgresLayerFromUrl(url, options)`: the same with its own pool (pool.ts: named
  *     statements), plus `PgClient` and `SqlClient` for health checks.
  */
-import { Layer } from "effect"
+import { Duration, Effect, Layer, Schedule } from "effect"
+import { isUnavailable } from "./errors.js"
 import { type KeyCacheListen, PostgresKeyCacheListen } from "./key-cache.js"
 import { PostgresMigrations } from "./migrations.js"
 import { PostgresOperationalStats } from "./operational-stats.js"
@@ -45,4 +46,20 @@ export const postgresLayerFromUrl = (url: string, options: PostgresPoolOptions =
   Layer.provideMerge(
     PostgresPersistence,
     Layer.merge(postgresPoolLayer({ url }, options), Layer.succeed(PostgresKeyCacheListen, keyCacheListen))
+  ).pipe(Layer.retry(waitForDatabase(options.startupWait ?? DEFAULT_STARTUP_WAIT)))
+
+/**
+ * A process that starts while its database is unreachable (restarting, or cut off) waits for it,
+ * trying again with backoff for up to `startupWait` (decisions.md, Faults: processes resume by
+ * themselves when it returns), rather than exiting for its supervisor to start it again. Any
+ * other failure (a refused password, a migration that fails) stops the start at once.
+ */
+export const DEFAULT_STARTUP_WAIT = Duration.minutes(1)
+
+const waitForDatabase = (wait: Duration.DurationInput) =>
+  Schedule.exponential(Duration.millis(500)).pipe(
+    Schedule.union(Schedule.spaced(Duration.seconds(5))),
+    Schedule.upTo(wait),
+    Schedule.whileInput((error: unknown) => isUnavailable(error)),
+    Schedule.tapInput((error: unknown) => Effect.logWarning(`PostgreSQL is unreachable; trying again: ${String((error as { message?: unknown })?.message ?? error)}`))
   )

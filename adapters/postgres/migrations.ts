@@ -13,8 +13,10 @@
  */
 import { SqlClient } from "@effect/sql"
 import * as Migrator from "@effect/sql/Migrator"
-import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer } from "effect"
+import { SqlError } from "@effect/sql/SqlError"
+import { Effect, Layer, Option } from "effect"
+import { isUnavailable } from "./errors.js"
+import { PostgresPool, withoutQueryDeadline } from "./pool.js"
 import initial from "./migrations/0001_initial.js"
 import lifecycle from "./migrations/0002_lifecycle.js"
 import deletedValidations from "./migrations/0003_deleted_validations.js"
@@ -68,6 +70,19 @@ export const migrate: Effect.Effect<
   return yield* runMigrator({ loader: Migrator.fromRecord(MIGRATIONS as Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>), table: MIGRATIONS_TABLE })
 })
 
-/** Runs the migrations when the layer is built; provides nothing. */
+/**
+ * Runs the migrations when the layer is built, without the pool's statement deadline (a
+ * migration may build an index on a large table); provides nothing.
+ */
 export const PostgresMigrations: Layer.Layer<never, Migrator.MigrationError | SqlError, SqlClient.SqlClient> =
-  Layer.effectDiscard(migrate)
+  Layer.effectDiscard(Effect.flatMap(Effect.serviceOption(PostgresPool), Option.match({
+    onNone: () => migrate,
+    onSome: (pool) => withoutQueryDeadline(pool, migrate)
+  })).pipe(
+    // @effect/sql dies when COMMIT or ROLLBACK fails: a connection lost meanwhile is a failure
+    // like any other, which a starting process waits out (postgresLayerFromUrl)
+    Effect.catchSomeDefect((defect) => {
+      const lost = defect instanceof Migrator.MigrationError ? defect.cause : defect
+      return lost instanceof SqlError && isUnavailable(lost) ? Option.some(Effect.fail(lost)) : Option.none()
+    })
+  ))

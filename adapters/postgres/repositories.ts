@@ -273,7 +273,8 @@ export const PostgresWalletRepo = Layer.effect(WalletRepo, Effect.map(repository
 // ──────────────────────────────────────────────────────────────── idempotency
 
 /**
- * One statement: insert the running record, or take over an expired one; when neither happens,
+ * One statement: insert the running record, or take over an expired one (or a running one begun
+ * before the takeover instant, the statement's own last parameter); when neither happens,
  * return the record that is there. If that record was committed after the statement's snapshot
  * (a concurrent begin won) or abandoned meanwhile, the statement sees neither and is retried.
  */
@@ -281,6 +282,7 @@ const IDEMPOTENCY_BEGIN = `WITH started AS (
     ${idempotencyKeys.insert}
     ON CONFLICT (account_id, mode, key) DO UPDATE SET ${idempotencyKeys.setExcluded}
     WHERE idempotency_keys.expires_at <= EXCLUDED.created_at
+       OR (idempotency_keys.state = 'running' AND idempotency_keys.created_at < $${idempotencyKeys.width + 1})
     RETURNING 1
   )
   SELECT EXISTS (SELECT 1 FROM started) AS started, ${idempotencyKeys.columnsOf("k")}
@@ -304,8 +306,9 @@ const IDEMPOTENCY_PURGE = statement(["now", "limit"], (p) =>
 const BEGIN_ATTEMPTS = 20
 
 export const PostgresIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(repositoryStatements, (q) => ({
-  begin: (record) => {
-    const params = idempotencyKeys.params(record)
+  begin: (record, options) => {
+    // no takeover unless asked: an instant before every record
+    const params = [...idempotencyKeys.params(record), options?.takeOverRunningBefore ?? Number.MIN_SAFE_INTEGER]
     const attempt = (n: number): Effect.Effect<IdempotencyBegin> =>
       Effect.flatMap(q.rows("IdempotencyRepo.begin", IDEMPOTENCY_BEGIN, params), (rs) => {
         const r = rs[0]

@@ -10,7 +10,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { Transactor } from "../../core/ports/transactor.js"
 import { toFault } from "./errors.js"
 
@@ -22,6 +22,10 @@ export const PostgresTransactor = Layer.effect(
         // BEGIN, COMMIT, ROLLBACK or SAVEPOINT failed: the repositories themselves only ever die
         Effect.catchAll((error) =>
           error instanceof SqlError ? Effect.die(toFault("Transactor.withTransaction", error)) : Effect.fail(error as E)
+        ),
+        // @effect/sql dies when COMMIT fails (its answer lost with the connection): described the same way
+        Effect.catchSomeDefect((defect) =>
+          defect instanceof SqlError ? Option.some(Effect.die(toFault("Transactor.withTransaction", defect))) : Option.none()
         )
       )
   }))

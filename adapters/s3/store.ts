@@ -87,10 +87,22 @@ const describe = (info: SdkErrorInfo): string => {
   return `${name}${status}${text === "" ? "" : `: ${text}`}`
 }
 
+/** Names of SDK and network errors that say the store did not answer, or cannot now. */
+const UNAVAILABLE_NAMES = /^(TimeoutError|RequestTimeout|RequestTimeoutException|SlowDown|ServiceUnavailable|InternalError|ThrottlingException|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|ENOTFOUND)$/
+
+/**
+ * Whether the store was unreachable or said it cannot answer now (a network failure, a
+ * timeout, 5xx, throttling), as opposed to refusing the operation (4xx): worth another try.
+ */
+export const isUnavailable = (info: SdkErrorInfo): boolean =>
+  info.httpStatusCode === undefined
+    ? UNAVAILABLE_NAMES.test(info.name) || /socket hang up|timed? ?out|ECONN|EPIPE|network|aborted/i.test(info.message)
+    : info.httpStatusCode >= 500 || info.httpStatusCode === 429 || UNAVAILABLE_NAMES.test(info.name)
+
 /** `what` failed: the SDK error's name, status and message, and a sanitised cause. */
 export const toBlobError = (what: string, cause: unknown): BlobError => {
   const info = sdkErrorInfo(cause)
-  return new BlobError({ message: `${what}: ${describe(info)}`, cause: info })
+  return new BlobError({ message: `${what}: ${describe(info)}`, cause: info, unavailable: isUnavailable(info) })
 }
 
 const isNotFound = (info: SdkErrorInfo): boolean =>
@@ -118,6 +130,13 @@ export const normalizeEtag = (etag: string): string | undefined => {
   return /^[\x21\x23-\x7e]{1,1024}$/.test(bare) ? `"${bare}"` : undefined
 }
 
+/** How long opening a connection to the store may take. */
+const CONNECTION_TIMEOUT_MS = 5_000
+/** How long a request's socket may stay silent (no byte either way) before the attempt is given up. */
+const SOCKET_TIMEOUT_MS = 10_000
+/** The same while an object's body is read (its consumer may pause it). */
+const READ_SOCKET_TIMEOUT_MS = 60_000
+
 type PresignOptions = NonNullable<Parameters<typeof getSignedUrl>[2]>
 
 const PUT_SIGNED_HEADERS: ReadonlySet<string> = new Set(["content-type", "content-length"])
@@ -135,7 +154,13 @@ export const make = (options: S3Options): Effect.Effect<BlobStore["Type"], never
     const singleCopyMax = options.singleCopyMaxBytes ?? MAX_PART_SIZE
     const copyPartSize = options.copyPartSizeBytes ?? DEFAULT_COPY_PART_SIZE
     const credentials = options.credentials
-    const client = yield* Effect.acquireRelease(
+    /**
+     * A client whose sockets may stay silent `socketTimeoutMs`. An unreachable endpoint fails in
+     * seconds rather than at the OS's TCP timeout, and one that stops answering (a partition)
+     * within that silence; with one retry, a call that cannot succeed ends in about twice it
+     * (decisions.md, Faults: the caller answers 503 or tries again later, inside its lease).
+     */
+    const makeClient = (socketTimeoutMs: number) => Effect.acquireRelease(
       Effect.sync(() =>
         new S3Client({
           region: options.region,
@@ -153,12 +178,16 @@ export const make = (options: S3Options): Effect.Effect<BlobStore["Type"], never
           // mishandle the flexible checksums.
           requestChecksumCalculation: "WHEN_REQUIRED",
           responseChecksumValidation: "WHEN_REQUIRED",
-          // An unreachable endpoint fails in seconds rather than at the OS's TCP timeout.
-          requestHandler: { connectionTimeout: 10_000 }
+          requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, socketTimeout: socketTimeoutMs },
+          maxAttempts: 2
         })
       ),
       (client) => Effect.sync(() => client.destroy())
     )
+    const client = yield* makeClient(SOCKET_TIMEOUT_MS)
+    // an object's body is read at its consumer's pace (ffmpeg, the model): a slow consumer leaves
+    // the socket quiet meanwhile, which is no fault of the store's
+    const reader = yield* makeClient(READ_SOCKET_TIMEOUT_MS)
 
     /** Runs one SDK call; interruption aborts its HTTP request. Errors are kept raw. */
     const attempt = <A>(run: (abortSignal: AbortSignal) => Promise<A>): Effect.Effect<A, unknown> =>
@@ -336,7 +365,7 @@ export const make = (options: S3Options): Effect.Effect<BlobStore["Type"], never
           const valid = yield* validateKey(key)
           const what = `read ${objectName(valid)}`
           const object = yield* attempt((abortSignal) =>
-            client.send(new GetObjectCommand({ Bucket: bucket, Key: valid }), { abortSignal })
+            reader.send(new GetObjectCommand({ Bucket: bucket, Key: valid }), { abortSignal })
           ).pipe(
             Effect.mapError((cause) => {
               const info = sdkErrorInfo(cause)

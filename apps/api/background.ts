@@ -11,7 +11,8 @@ import type { BlobStore } from "../../core/ports/blob-store.js"
 import type { FileRepo, JobRepo, WalletRepo } from "../../core/ports/repositories.js"
 import type { Transactor } from "../../core/ports/transactor.js"
 import type { IdGenerator } from "../../core/ports/ids.js"
-import type { LimitsConfig } from "../../core/domain/limits.js"
+import { LimitsConfig } from "../../core/domain/limits.js"
+import { retryWhileUnavailable } from "../../core/ports/unavailable.js"
 import type { JobRecord } from "../../core/domain/records.js"
 import type { TestSample } from "../../core/domain/deployment.js"
 import { LifecycleRepo } from "../../core/ports/lifecycle.js"
@@ -50,7 +51,13 @@ export const BackgroundLive = Layer.scoped(Background, Effect.gen(function*() {
       Effect.provide(context)
     )).pipe(Effect.asVoid)
   const validate = (file: { readonly id: string; readonly accountId: string }) =>
-    run(`validation of ${file.id}`, decoders.run(file.accountId, validateFile(file.id).pipe(Effect.retry(storageRetry))))
+    run(`validation of ${file.id}`, Effect.flatMap(LimitsConfig, ({ dependencyOutageMs }) =>
+      // storage or the database unreachable: tried again with backoff for up to dependencyOutageMs
+      // (decisions.md, Faults); the file stays validating meanwhile, and a verdict is written once
+      retryWhileUnavailable(
+        decoders.run(file.accountId, validateFile(file.id).pipe(Effect.retry(storageRetry))),
+        { forMs: dependencyOutageMs, what: `validating ${file.id}` }
+      )))
   // validations a stop interrupted resume now
   const stalled = yield* Effect.flatMap(LifecycleRepo, (repo) => repo.validatingFiles(RESUMED_AT_START))
   yield* Effect.forEach(stalled, validate, { discard: true })

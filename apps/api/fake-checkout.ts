@@ -11,7 +11,7 @@ import { Effect, Option } from "effect"
 import { FakePayments } from "../../adapters/fake-payments/service.js"
 import { AccountSettingsConfig } from "../../core/domain/account-settings.js"
 import type { CheckoutRecord } from "../../core/domain/payments.js"
-import { InvalidRequest, NotFound, ProviderError } from "../../core/errors.js"
+import { InvalidRequest, NotFound, ProviderError, ServiceUnavailable } from "../../core/errors.js"
 import { formatMicros } from "../../core/money.js"
 import type { CheckoutRepo } from "../../core/ports/payments.js"
 import { findCheckout } from "../../core/services/payments.js"
@@ -87,6 +87,11 @@ const submit = Effect.gen(function*() {
   ).pipe(Effect.orElseSucceed(() => 0))
   if (status !== 200) {
     yield* Effect.logError(`the fake provider could not deliver event ${delivery.eventId} to ${publicBaseUrl}/v1/webhooks/payments (status ${status})`)
+    // this service unreachable or briefly unavailable (its database): the payer tries again, and the
+    // event, delivered again under its id, credits once (decisions.md, Faults)
+    if (status === 0 || status === 503) {
+      return yield* new ServiceUnavailable({ detail: "the payment could not be confirmed to this service yet; try again shortly", retryAfterSeconds: 2 })
+    }
     return yield* new ProviderError({ detail: "the fake provider could not deliver the payment event to this service; try again" })
   }
   return HttpServerResponse.redirect(`/dashboard/credits?checkout=${outcome}`, { status: 303 })

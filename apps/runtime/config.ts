@@ -61,7 +61,8 @@ export interface HushConfig {
   /**
    * Overrides of the configured numbers (core/domain/limits.ts): `HUSH_JOB_LEASE_MS`, the
    * worker's lease on a job (default 30 s; heartbeats every third of it). Tests of worker
-   * death shorten it so that a lapse comes within seconds.
+   * death shorten it so that a lapse comes within seconds. `HUSH_PUT_MAX_BYTES` and
+   * `HUSH_MULTIPART_PART_BYTES`: where uploads turn multipart, and the part size (the chaos harness).
    */
   readonly limits?: Partial<Limits>
   /** The in-process worker of `npm start`; `HUSH_WORKER=off` when workers run apart. */
@@ -157,6 +158,11 @@ export const loadAccountsConfig = Effect.gen(function*() {
 const positiveMs = (name: string) =>
   Config.option(Config.integer(name).pipe(
     Config.validate({ message: `${name} must be a positive number of milliseconds`, validation: (ms) => ms > 0 })
+  )).pipe(Config.map(Option.getOrUndefined))
+
+const positiveInteger = (name: string) =>
+  Config.option(Config.integer(name).pipe(
+    Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 })
   )).pipe(Config.map(Option.getOrUndefined))
 
 /** Undefined unless GPU_PROVIDER_URL is set (an empty value counts as unset). */
@@ -301,9 +307,15 @@ export const loadConfig = Effect.gen(function*() {
   const webhookLeaseMs = yield* Config.option(Config.integer("HUSH_WEBHOOK_LEASE_MS").pipe(
     Config.validate({ message: "HUSH_WEBHOOK_LEASE_MS must be a positive number of milliseconds", validation: (ms) => ms > 0 })
   ))
+  // where an upload turns multipart, and its parts' size: small in the chaos harness (bench), so
+  // that multipart uploads of a few MiB are exercised; S3 wants parts of at least 5 MiB
+  const putMaxBytes = yield* positiveInteger("HUSH_PUT_MAX_BYTES")
+  const multipartPartBytes = yield* positiveInteger("HUSH_MULTIPART_PART_BYTES")
   const limits: Partial<Limits> = {
     ...Option.match(jobLeaseMs, { onNone: () => ({}), onSome: (ms) => ({ jobLeaseMs: ms }) }),
-    ...Option.match(webhookLeaseMs, { onNone: () => ({}), onSome: (ms) => ({ webhookLeaseMs: ms }) })
+    ...Option.match(webhookLeaseMs, { onNone: () => ({}), onSome: (ms) => ({ webhookLeaseMs: ms }) }),
+    ...(putMaxBytes === undefined ? {} : { putMaxBytes }),
+    ...(multipartPartBytes === undefined ? {} : { multipartPartBytes })
   }
   const gpuProvider = yield* loadGpuProviderConfig
   const workerEnabled = (yield* Config.string("HUSH_WORKER").pipe(Config.withDefault("on"))) !== "off"

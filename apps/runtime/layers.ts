@@ -24,6 +24,7 @@ import { DeploymentSecrets, TestSample } from "../../core/domain/deployment.js"
 import { OUTPUT_FORMATS, type OutputFormat, outputBitrateKbps } from "../../core/domain/denoise-options.js"
 import { DEFAULT_LIMITS, type Limits, LimitsConfig } from "../../core/domain/limits.js"
 import { BlobError, BlobStore } from "../../core/ports/blob-store.js"
+import { retryWhileUnavailable } from "../../core/ports/unavailable.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
 import { Argon2Hasher } from "../../adapters/argon2/hasher.js"
 import { makeOutboxMailer } from "../../adapters/mail/outbox.js"
@@ -59,9 +60,14 @@ export const TestSampleLive = Layer.effect(TestSample, Effect.gen(function*() {
     const bitrateKbps = outputBitrateKbps(format, sizeBytes, TEST_MODE_SAMPLE_DURATION_SECONDS, format === "mp3" ? TEST_MODE_SAMPLE_BITRATE_KBPS : undefined)
     return { storageKey: key, sizeBytes, bitrateKbps, format }
   })
-  const [mp3, wav, flac, opus] = yield* Effect.all([store("mp3"), store("wav"), store("flac"), store("opus")])
+  // a process that starts while storage is unreachable waits for it (decisions.md, Faults)
+  const all = Effect.all([store("mp3"), store("wav"), store("flac"), store("opus")])
+  const [mp3, wav, flac, opus] = yield* retryWhileUnavailable(all, { forMs: STARTUP_WAIT_MS, what: "storing the test-mode samples" })
   return { mp3, wav, flac, opus }
 }).pipe(Effect.orDie))
+
+/** How long a starting process waits for storage that does not answer. */
+const STARTUP_WAIT_MS = 60_000
 
 /** Where the embedded PostgreSQL of a data directory lives (adapters/embedded-postgres). */
 export const embeddedDatabaseDir = (dataDir: string) => join(dataDir, "postgres")

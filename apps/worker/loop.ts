@@ -25,8 +25,11 @@ import type { JobRecord } from "../../core/domain/records.js"
 import * as Metrics from "../../core/observability/metrics.js"
 import { DenoiseProvider, type DenoiseRequest } from "../../core/ports/denoise-provider.js"
 import type { JobTransitionRefused } from "../../core/rules/jobs.js"
+import { retryWhileUnavailable } from "../../core/ports/unavailable.js"
 import { nextJobQueued } from "../../core/services/job-queued.js"
-import { claimNext, failJob, handBackJob, heartbeat, recoverLapsedLeases, succeedJob } from "../../core/services/worker.js"
+import {
+  claimNext, failJob, finishQueuedTestJobs, handBackJob, heartbeat, recoverLapsedLeases, succeedJob
+} from "../../core/services/worker.js"
 
 export interface WorkerLoopOptions {
   /**
@@ -61,9 +64,14 @@ const holdLease = (job: JobRecord, owner: string, progress: Ref.Ref<number>) =>
     }
   })
 
-/** Finishing refused means another worker or the lease recovery took the job meanwhile. */
+/**
+ * Finishing refused means another worker or the lease recovery took the job meanwhile. A
+ * database that does not answer is tried again for as long as the lease lasts: the move checks
+ * the job's status and lease under its lock first, so a retry after a commit whose answer was
+ * lost is refused (the job is no longer processing) and captures or releases nothing twice.
+ */
 const finishing = <R>(move: Effect.Effect<unknown, JobTransitionRefused, R>, outcome: JobOutcome) =>
-  move.pipe(
+  Effect.flatMap(LimitsConfig, ({ jobLeaseMs }) => retryWhileUnavailable(move, { forMs: jobLeaseMs, what: "finishing the job" })).pipe(
     Effect.as(outcome),
     Effect.catchTag("JobTransitionRefused", () => Effect.succeed<JobOutcome>("lease_lost")),
     Effect.withSpan("job.finish", { attributes: { "hush.outcome": outcome } })
@@ -109,10 +117,15 @@ const runJob = (job: JobRecord, owner: string) =>
       loudness: job.options.loudness,
       onProgress: (fraction) => Ref.set(progress, fraction)
     }
+    // Storage (or anything the provider needs) unreachable: the model runs again, with backoff,
+    // while the lease is held, for at most dependencyOutageMs (decisions.md, Faults); then the
+    // job fails with internal_error below.
+    const { dependencyOutageMs } = yield* LimitsConfig
+    const denoised = retryWhileUnavailable(provider.denoise(request), { forMs: dependencyOutageMs, what: "running the model" })
     // Whichever ends first wins; the other is interrupted (a lost lease stops the model).
     // The provider's step spans (job.decode, job.denoise, …, job.upload) are children of runJob.
     const ended = yield* Effect.raceFirst(
-      Effect.map(Effect.exit(provider.denoise(request)), (exit) => Option.some(exit)),
+      Effect.map(Effect.exit(denoised), (exit) => Option.some(exit)),
       Effect.as(holdLease(job, owner, progress), Option.none())
     )
     if (Option.isNone(ended)) {
@@ -200,6 +213,7 @@ export const runWorker = (options: WorkerLoopOptions) => {
         Effect.gen(function*() {
           const owner = ownerOf(slot)
           yield* restore(recoverLapsedLeases())
+          yield* restore(finishQueuedTestJobs())
           const claimed = yield* claimNext(owner)
           if (Option.isNone(claimed)) return false
           const job = claimed.value

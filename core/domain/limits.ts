@@ -38,6 +38,11 @@ export interface Limits {
   readonly webhookTimeoutMs: number
   /** How long a worker holds a claimed delivery; longer than webhookTimeoutMs. */
   readonly webhookLeaseMs: number
+  /**
+   * How long a job or a validation keeps trying while storage (or the database) is unreachable
+   * (decisions.md, Faults: 10 minutes); then the job fails with `internal_error`, its hold released.
+   */
+  readonly dependencyOutageMs: number
 }
 
 /** The window of the `validationsPerHour` quota. */
@@ -67,7 +72,8 @@ export const DEFAULT_LIMITS: Limits = {
   lotLifetimeMs: 365 * DAY,
   idempotencyTtlMs: DAY,
   webhookTimeoutMs: 10 * SECOND,
-  webhookLeaseMs: 30 * SECOND
+  webhookLeaseMs: 30 * SECOND,
+  dependencyOutageMs: 10 * MINUTE
 }
 
 export class LimitsConfig extends Context.Tag("hush/Limits")<LimitsConfig, Limits>() {}

@@ -4,6 +4,11 @@ import { Context, Data, Effect, Option, Stream } from "effect"
 export class BlobError extends Data.TaggedError("BlobError")<{
   readonly message: string
   readonly cause?: unknown
+  /**
+   * The store did not answer, or answered that it cannot now (a network failure, a timeout,
+   * 5xx, throttling): worth another try later (core/ports/unavailable.ts), unlike a refusal.
+   */
+  readonly unavailable?: boolean | undefined
 }> {}
 
 export type UploadTarget =

@@ -128,8 +128,13 @@ export type IdempotencyBegin =
   | { readonly _tag: "Existing"; readonly record: IdempotencyRecord }
 
 export class IdempotencyRepo extends Context.Tag("hush/IdempotencyRepo")<IdempotencyRepo, {
-  /** Records a running request unless an unexpired record for (account, mode, key) exists. Atomic. */
-  readonly begin: (record: IdempotencyRecord) => Effect.Effect<IdempotencyBegin>
+  /**
+   * Records a running request unless an unexpired record for (account, mode, key) exists. Atomic.
+   * With `takeOverRunningBefore`, a record still running that began before that instant is
+   * replaced too: its request ended without settling it (its process was killed, or the
+   * database was unreachable when it tried), so its key would otherwise stay blocked.
+   */
+  readonly begin: (record: IdempotencyRecord, options?: { readonly takeOverRunningBefore?: number | undefined }) => Effect.Effect<IdempotencyBegin>
   readonly finish: (
     accountId: string, mode: Mode, key: string,
     response: { readonly status: number; readonly body: string; readonly headers: Record<string, string> }

@@ -142,6 +142,15 @@ export const completeFile = (caller: Actor, id: string, parts: ReadonlyArray<Com
     const blobs = yield* BlobStore
     const staging = stagingKeyOf(file.id)
     let staged = yield* blobs.stat(staging).pipe(Effect.orDie)
+    if (Option.isNone(staged)) {
+      // a complete that moved the bytes but stopped before recording it (the database went away,
+      // the answer was lost) is finished now: a multipart upload is not assembled a second time
+      const moved = yield* blobs.stat(file.storageKey).pipe(Effect.orDie)
+      if (Option.isSome(moved) && moved.value.sizeBytes === file.sizeBytes) {
+        yield* Effect.flatMap(FileRepo, (files) => files.update(validating))
+        return validating
+      }
+    }
     if (file.multipart !== null && Option.isNone(staged)) {
       if (parts === null || parts.length === 0) {
         return yield* new InvalidRequest({
@@ -161,11 +170,7 @@ export const completeFile = (caller: Actor, id: string, parts: ReadonlyArray<Com
       staged = yield* blobs.stat(staging).pipe(Effect.orDie)
     }
     if (Option.isNone(staged)) {
-      // a complete that moved the bytes but stopped before recording it is finished now
-      const moved = yield* blobs.stat(file.storageKey).pipe(Effect.orDie)
-      if (Option.isNone(moved) || moved.value.sizeBytes !== file.sizeBytes) {
-        return yield* sizeMismatch("uploaded size does not match size_bytes: no bytes were uploaded")
-      }
+      return yield* sizeMismatch("uploaded size does not match size_bytes: no bytes were uploaded")
     } else {
       if (staged.value.sizeBytes !== file.sizeBytes) {
         return yield* sizeMismatch(`uploaded size does not match size_bytes: ${staged.value.sizeBytes} bytes stored, ${file.sizeBytes} declared`)

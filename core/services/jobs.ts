@@ -1,11 +1,15 @@
 /** The spec's job operations on behalf of an API caller: create, read, list, cancel, output. */
-import { Clock, Effect, Either, Option } from "effect"
+import { hmac } from "@oslojs/crypto/hmac"
+import { SHA256 } from "@oslojs/crypto/sha2"
+import { encodeBase32LowerCaseNoPadding } from "@oslojs/encoding"
+import { Clock, Effect, Either, Equal, Option } from "effect"
 import { findModel, isUsable, ModelCatalog } from "../domain/catalog.js"
 import { DEFAULT_OUTPUT_FORMAT, JobOptionsRecord, OUTPUT_FORMATS, type OutputFormat } from "../domain/denoise-options.js"
 import type { JobStatus } from "../domain/enums.js"
 import { LimitsConfig } from "../domain/limits.js"
 import { JobPricing, JobRecord } from "../domain/records.js"
-import { AudioTooLong, excerpt, FileTooLarge, JobNotSucceeded, ModelNotAvailable, NotFound, OutputExpired } from "../errors.js"
+import { DeploymentSecrets } from "../domain/deployment.js"
+import { AudioTooLong, excerpt, FileTooLarge, IdempotencyKeyReused, JobNotSucceeded, ModelNotAvailable, NotFound, OutputExpired } from "../errors.js"
 import { BlobStore } from "../ports/blob-store.js"
 import { IdGenerator } from "../ports/ids.js"
 import { FileRepo, JobRepo } from "../ports/repositories.js"
@@ -64,9 +68,52 @@ export const jobOptions = (request: DenoiseJobRequest) =>
     loudness: request.output?.loudness ?? null
   })
 
-export const createDenoiseJob = (caller: Actor, request: DenoiseJobRequest) =>
-  Effect.flatMap(prepareDenoiseJob(caller, request), (job) =>
-    Effect.as(storeDenoiseJob(job, Effect.flatMap(JobRepo, (jobs) => jobs.insert(job))), job)).pipe(createSpan(caller, request))
+export const createDenoiseJob = (caller: Actor, request: DenoiseJobRequest, idempotencyKey?: string) =>
+  Effect.gen(function*() {
+    const earlier = yield* earlierAttempt(caller, request, idempotencyKey)
+    if (earlier._tag === "Found") return earlier.job
+    const job = yield* prepareDenoiseJob(caller, request, earlier.id)
+    yield* storeDenoiseJob(job, Effect.flatMap(JobRepo, (jobs) => jobs.insert(job)))
+    return job
+  }).pipe(createSpan(caller, request))
+
+/**
+ * The id of the job that a request with this `Idempotency-Key` creates: derived from the
+ * account, the mode and the key (keyed with the deployment's secret, so no one predicts it). A
+ * retry whose first attempt committed but never got its answer (the connection to the database
+ * was lost after COMMIT: the client saw 503 and the edge kept no record of it) finds that job
+ * under this id instead of creating and charging a second one (decisions.md, Faults).
+ */
+export const requestJobId = (caller: JobOwner, idempotencyKey: string) =>
+  Effect.map(DeploymentSecrets, (secrets) =>
+    `job_${encodeBase32LowerCaseNoPadding(hmac(SHA256, secrets.cursorKey, new TextEncoder().encode(
+      `hush job id v1\n${caller.accountId}\n${caller.mode}\n${idempotencyKey}`
+    )).subarray(0, 15))}`)
+
+/**
+ * What a create with `idempotencyKey` finds of an earlier attempt: the job it created (Found),
+ * or the id to create it under. A job under that id for another file, model or options means
+ * the key was used for another request (409); one older than the key's 24 hours is a key used
+ * again after expiry, which gets a new random id.
+ */
+export const earlierAttempt = (caller: Actor, request: DenoiseJobRequest, idempotencyKey: string | undefined) =>
+  Effect.gen(function*() {
+    if (idempotencyKey === undefined) return { _tag: "New", id: undefined } as const
+    const id = yield* requestJobId(caller, idempotencyKey)
+    const found = yield* Effect.flatMap(JobRepo, (jobs) => jobs.get(id))
+    if (Option.isNone(found) || !isOwned(caller, found.value)) return { _tag: "New", id } as const
+    const job = found.value
+    const limits = yield* LimitsConfig
+    const now = yield* Clock.currentTimeMillis
+    if (job.createdAt <= now - limits.idempotencyTtlMs) return { _tag: "New", id: undefined } as const
+    const model = request.model ?? (yield* ModelCatalog).defaultModel.denoise
+    if (job.fileId !== request.file || job.model !== model || !Equal.equals(job.options, jobOptions(request))) {
+      return yield* new IdempotencyKeyReused({
+        detail: `Idempotency-Key '${excerpt(idempotencyKey)}' was used for another request (job ${job.id} has another file, model or options)`
+      })
+    }
+    return { _tag: "Found", job } as const
+  })
 
 /**
  * The span of a create, whichever way it stores the job. Without a captured stack trace: its
@@ -79,7 +126,7 @@ export const createSpan = (caller: Actor, request: DenoiseJobRequest) =>
   })
 
 /** The checks of createDenoiseJob and the job they allow, priced; nothing written. */
-export const prepareDenoiseJob = (caller: Actor, request: DenoiseJobRequest) =>
+export const prepareDenoiseJob = (caller: Actor, request: DenoiseJobRequest, id?: string) =>
   Effect.gen(function*() {
     yield* requireScope(caller.scopes, ["jobs:write"])
     yield* checkCanCreateJob(caller.account)
@@ -104,7 +151,7 @@ export const prepareDenoiseJob = (caller: Actor, request: DenoiseJobRequest) =>
     const price = priceAudio(model, duration)
     const now = yield* Clock.currentTimeMillis
     return new JobRecord({
-      id: (yield* IdGenerator).next("job"),
+      id: id ?? (yield* IdGenerator).next("job"),
       accountId: caller.accountId,
       mode: caller.mode,
       keyId: caller.keyId,

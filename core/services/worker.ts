@@ -14,7 +14,9 @@ import { transactionally } from "../ports/transactor.js"
 import { JobRules } from "../rules/index.js"
 import * as Wallet from "../wallet/wallet.js"
 import type { Actor } from "./caller.js"
-import { createDenoiseJob, createSpan, type DenoiseJobRequest, prepareDenoiseJob, releaseHold, storeDenoiseJob } from "./jobs.js"
+import {
+  createDenoiseJob, createSpan, type DenoiseJobRequest, earlierAttempt, prepareDenoiseJob, releaseHold, storeDenoiseJob
+} from "./jobs.js"
 import * as Metrics from "../observability/metrics.js"
 import { walletStep } from "./wallet.js"
 import { emitJobEvent } from "./webhooks.js"
@@ -183,20 +185,46 @@ export const finishTestJob = (jobId: string) =>
   })
 
 /**
+ * Finishes up to `limit` queued test jobs, oldest first: the API stores a test job queued when
+ * an endpoint subscribes to its event and finishes it right after, off the request path; should
+ * that never happen (its process stopped, the database went away meanwhile), a worker does it
+ * here, so that every acknowledged job ends. Racing the API's own finishing is harmless: each
+ * job is locked (SKIP LOCKED) and finished only while queued. How many it finished.
+ */
+export const finishQueuedTestJobs = (limit = 20) =>
+  Effect.gen(function*() {
+    let finished = 0
+    for (; finished < limit; finished++) {
+      const done = yield* transactionally(Effect.gen(function*() {
+        const next = yield* Effect.flatMap(JobRepo, (jobs) => jobs.lockNextQueued("test"))
+        if (Option.isNone(next)) return Option.none<JobRecord>()
+        const { output, owner, processing } = yield* claimAsTest(next.value)
+        return Option.some(yield* succeedLocked(processing, owner, output))
+      }))
+      if (Option.isNone(done)) break
+      yield* countSucceeded(done.value)
+    }
+    return finished
+  })
+
+/**
  * `POST /v1/audio/denoise` as the API serves it. A test job runs no model, so it is stored
  * already succeeded with the sample, in one INSERT, while no webhook endpoint subscribes to
  * `job.succeeded` (there is no event to write with it). When one does, the job is stored
  * queued and `finishLater` is true: the caller finishes it with its event (finishTestJob) off
  * the request path. The job returned is the job as created, which the answer shows.
  */
-export const submitDenoiseJob = (caller: Actor, request: DenoiseJobRequest) =>
+export const submitDenoiseJob = (caller: Actor, request: DenoiseJobRequest, idempotencyKey?: string) =>
   caller.mode === "test"
-    ? submitTestJob(caller, request)
-    : Effect.map(createDenoiseJob(caller, request), (job) => ({ job, finishLater: false }))
+    ? submitTestJob(caller, request, idempotencyKey)
+    : Effect.map(createDenoiseJob(caller, request, idempotencyKey), (job) => ({ job, finishLater: false }))
 
-const submitTestJob = (caller: Actor, request: DenoiseJobRequest) =>
+const submitTestJob = (caller: Actor, request: DenoiseJobRequest, idempotencyKey: string | undefined) =>
   Effect.gen(function*() {
-    const job = yield* prepareDenoiseJob(caller, request)
+    const earlier = yield* earlierAttempt(caller, request, idempotencyKey)
+    // found: created by an attempt whose answer was lost; finished already, or to be finished now
+    if (earlier._tag === "Found") return { job: earlier.job, finishLater: earlier.job.status === "queued" }
+    const job = yield* prepareDenoiseJob(caller, request, earlier.id)
     // a job just prepared is queued, and its claimer holds the lease: the rules cannot refuse
     const succeeded = yield* Effect.orDie(Effect.flatMap(claimAsTest(job), ({ now, output, owner, processing }) =>
       JobRules.succeed(processing, owner, { output: outputRecord(job, output), chargedMicros: 0, ledgerTxnId: null, now })))

@@ -1,19 +1,38 @@
 /**
  * Dependency faults, through layers that replace the core's services (startTestServer's
- * `override`): a rate-limit store that is down (503 service_unavailable with Retry-After) and
- * repositories that die (500 internal_error); the server keeps serving, nothing half-done
- * remains, and Idempotency-Key does not record the 5xx.
+ * `override`): a rate-limit store that is down (503 service_unavailable with Retry-After),
+ * repositories that die (500 internal_error), a database or a file store that does not answer
+ * (503 with Retry-After, decisions.md Faults), a commit whose answer is lost (the retry with
+ * the same Idempotency-Key finds the job: one job, one hold), a complete that moved the bytes
+ * but could not record it, and a key whose record could not be abandoned (taken over once
+ * stale); the server keeps serving, nothing half-done remains, and Idempotency-Key does not
+ * record the 5xx.
  */
-import { Effect, Layer, LogLevel } from "effect"
+import { Effect, Layer, LogLevel, Option } from "effect"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { ServiceUnavailable } from "../../core/errors.js"
+import { BlobError, BlobStore } from "../../core/ports/blob-store.js"
 import { RateLimiter } from "../../core/ports/rate-limiter.js"
-import { FileRepo, JobRepo } from "../../core/ports/repositories.js"
+import { FileRepo, IdempotencyRepo, JobRepo } from "../../core/ports/repositories.js"
+import type { Mode } from "../../core/domain/enums.js"
+import { RUNNING_TAKEOVER_MS } from "../../apps/api/edge/idempotency.js"
+import { makeAdjustableClock } from "../support/clock.js"
+import { Transactor } from "../../core/ports/transactor.js"
+import { DependencyUnavailable } from "../../core/ports/unavailable.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { call, createFile, credits, denoise, expectProblem, readyFile } from "./helpers.js"
+import { call, complete, createFile, credits, denoise, expectProblem, readyFile, tone, waitForFile } from "./helpers.js"
 
-const faults = { limiterDown: false, jobListDies: false, jobInsertDies: false, fileInsertDies: false }
-const reset = () => Object.assign(faults, { limiterDown: false, jobListDies: false, jobInsertDies: false, fileInsertDies: false })
+const healthy = {
+  limiterDown: false, jobListDies: false, jobInsertDies: false, fileInsertDies: false,
+  databaseSilent: false, storageSilent: false, loseCommitAnswers: 0, loseTestInsertAnswers: 0, fileUpdatesLost: 0,
+  idempotencyAbandonFails: false
+}
+const faults = { ...healthy }
+const reset = () => Object.assign(faults, healthy)
+
+/** As the Postgres adapter reports a statement unanswered within its deadline. */
+const silentDatabase = () =>
+  Effect.die(new DependencyUnavailable({ dependency: "database", message: "JobRepo.get failed: PostgreSQL did not answer within 10000 ms" }))
 
 const boom = (what: string) => Effect.die(new Error(`simulated fault: ${what}`))
 
@@ -27,22 +46,69 @@ const FaultyRateLimiter = Layer.effect(RateLimiter, Effect.map(RateLimiter, (lim
 
 const FaultyJobRepo = Layer.effect(JobRepo, Effect.map(JobRepo, (jobs) => ({
   ...jobs,
+  get: (id: string) => (faults.databaseSilent ? silentDatabase() : jobs.get(id)),
+  // a test job is stored by one statement, outside any transaction: its answer lost after it landed
+  insertUnlessSubscribed: (job: Parameters<typeof jobs.insertUnlessSubscribed>[0], event: Parameters<typeof jobs.insertUnlessSubscribed>[1]) =>
+    Effect.flatMap(jobs.insertUnlessSubscribed(job, event), (stored) => {
+      if (faults.loseTestInsertAnswers === 0) return Effect.succeed(stored)
+      faults.loseTestInsertAnswers--
+      return Effect.die(new DependencyUnavailable({ dependency: "database", message: "Connection terminated unexpectedly" }))
+    }),
   list: (query: Parameters<typeof jobs.list>[0]) => (faults.jobListDies ? boom("job list") : jobs.list(query)),
   insert: (job: Parameters<typeof jobs.insert>[0]) => (faults.jobInsertDies ? boom("job insert") : jobs.insert(job))
 })))
 
 const FaultyFileRepo = Layer.effect(FileRepo, Effect.map(FileRepo, (files) => ({
   ...files,
-  insert: (file: Parameters<typeof files.insert>[0]) => (faults.fileInsertDies ? boom("file insert") : files.insert(file))
+  insert: (file: Parameters<typeof files.insert>[0]) => (faults.fileInsertDies ? boom("file insert") : files.insert(file)),
+  update: (file: Parameters<typeof files.update>[0]) => {
+    if (faults.fileUpdatesLost === 0) return files.update(file)
+    faults.fileUpdatesLost--
+    return silentDatabase()
+  }
 })))
+
+/** The record of a failed request cannot be abandoned (the database went away meanwhile). */
+const FaultyIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(IdempotencyRepo, (repo) => ({
+  ...repo,
+  abandon: (accountId: string, mode: Mode, key: string) => (faults.idempotencyAbandonFails ? silentDatabase() : repo.abandon(accountId, mode, key))
+})))
+
+/** As the S3 adapter reports a socket that stayed silent. */
+const FaultyBlobStore = Layer.effect(BlobStore, Effect.map(BlobStore, (blobs) => ({
+  ...blobs,
+  stat: (key: string) =>
+    faults.storageSilent ? Effect.fail(new BlobError({ message: `stat ${key}: TimeoutError`, unavailable: true })) : blobs.stat(key)
+})))
+
+/** Commits, then loses the answer (the connection died after COMMIT) of the next `loseCommitAnswers` transactions. */
+const LosingTransactor = Layer.effect(Transactor, Effect.map(Transactor, (inner) => ({
+  withTransaction: <A, E, R>(self: Effect.Effect<A, E, R>) =>
+    Effect.flatMap(inner.withTransaction(self), (result): Effect.Effect<A> => {
+      if (faults.loseCommitAnswers === 0) return Effect.succeed(result)
+      faults.loseCommitAnswers--
+      return Effect.die(new DependencyUnavailable({ dependency: "database", message: "Connection terminated unexpectedly" }))
+    })
+})))
+
+const clock = makeAdjustableClock()
 
 describe("dependency faults", () => {
   let server: TestServer
   beforeAll(async () => {
     // the provoked failures are logged as errors: keep the output quiet
-    server = await startTestServer({ override: Layer.mergeAll(FaultyRateLimiter, FaultyJobRepo, FaultyFileRepo), logLevel: LogLevel.None })
+    server = await startTestServer({
+      override: Layer.mergeAll(FaultyRateLimiter, FaultyJobRepo, FaultyFileRepo, FaultyBlobStore, LosingTransactor, FaultyIdempotencyRepo),
+      clock,
+      // multipart from 20 kB, in parts of 8 KiB (the other tests' files are smaller)
+      limits: { putMaxBytes: 20_000, multipartPartBytes: 8_192 },
+      logLevel: LogLevel.None
+    })
   })
-  afterEach(reset)
+  afterEach(() => {
+    reset()
+    clock.reset()
+  })
   afterAll(async () => {
     await server.close()
   })
@@ -113,5 +179,114 @@ describe("dependency faults", () => {
     // exactly one open upload came of it: nine more fit, the tenth more does not
     for (let i = 0; i < 9; i++) expect((await createFile(server, testKey, { size_bytes: 10 })).status).toBe(201)
     await expectProblem(server, await createFile(server, testKey, { size_bytes: 10 }), 429, "quota_exceeded")
+  })
+
+  it("answers 503 service_unavailable with Retry-After while the database does not answer, never 500", async () => {
+    const { liveKey } = await server.createAccount()
+    faults.databaseSilent = true
+    const reply = await call(server, "GET", "/v1/jobs/job_x", { key: liveKey })
+    const problem = await expectProblem(server, reply, 503, "service_unavailable")
+    expect(reply.headers.get("retry-after")).toBe("2")
+    expect(problem.retry_after).toBe(2)
+    // what failed stays in the logs
+    expect(problem.detail).toBe("the database is briefly unavailable; retry shortly")
+    faults.databaseSilent = false
+    await expectProblem(server, await call(server, "GET", "/v1/jobs/job_x", { key: liveKey }), 404, "not_found")
+  })
+
+  it("answers 503 with Retry-After while file storage does not answer; the upload completes once it does", async () => {
+    const { testKey } = await server.createAccount()
+    const created = await createFile(server, testKey, { size_bytes: 4 })
+    expect((await fetch(created.json.upload.url, { method: "PUT", headers: created.json.upload.headers, body: new Uint8Array(4) })).status).toBe(200)
+    faults.storageSilent = true
+    const reply = await call(server, "POST", `/v1/files/${created.json.id}/complete`, { key: testKey })
+    const problem = await expectProblem(server, reply, 503, "service_unavailable")
+    expect(reply.headers.get("retry-after")).toBe("2")
+    expect(problem.detail).toBe("file storage is briefly unavailable; retry shortly")
+    // nothing changed: the file is still uploading, and completes once storage answers
+    expect((await call(server, "GET", `/v1/files/${created.json.id}`, { key: testKey })).json.status).toBe("uploading")
+    faults.storageSilent = false
+    expect((await call(server, "POST", `/v1/files/${created.json.id}/complete`, { key: testKey })).status).toBe(202)
+  })
+
+  it("a create whose commit landed but whose answer was lost: 503, and the retry with the same Idempotency-Key finds that job; one hold", async () => {
+    const { liveKey } = await server.createAccount(1_000_000)
+    const fileId = await readyFile(server, liveKey)
+    faults.loseCommitAnswers = 1
+    const lost = await denoise(server, liveKey, { file: fileId }, { "idempotency-key": "lost-answer" })
+    await expectProblem(server, lost, 503, "service_unavailable")
+    // it did land
+    const listed = (await call(server, "GET", "/v1/jobs", { key: liveKey })).json.data
+    expect(listed).toHaveLength(1)
+    expect((await credits(server, liveKey)).reserved_micros).toBe(1_000)
+    const retried = await denoise(server, liveKey, { file: fileId }, { "idempotency-key": "lost-answer" })
+    expect(retried.status, retried.text).toBe(202)
+    expect(retried.json.id).toBe(listed[0].id)
+    expect((await call(server, "GET", "/v1/jobs", { key: liveKey })).json.data).toHaveLength(1)
+    expect((await credits(server, liveKey)).reserved_micros).toBe(1_000)
+    // the key is now recorded: a replay; the same key for another request is refused
+    expect((await denoise(server, liveKey, { file: fileId }, { "idempotency-key": "lost-answer" })).headers.get("idempotent-replayed")).toBe("true")
+    const other = await denoise(server, liveKey, { file: fileId, strength: 0.5 }, { "idempotency-key": "lost-answer" })
+    await expectProblem(server, other, 409, "idempotency_key_reused")
+  })
+
+  it("the same for a test job (one statement): the retry finds the job by the key alone; another request under the key is refused", async () => {
+    const { testKey } = await server.createAccount()
+    const fileId = await readyFile(server, testKey)
+    faults.loseTestInsertAnswers = 1
+    await expectProblem(server, await denoise(server, testKey, { file: fileId }, { "idempotency-key": "k2" }), 503, "service_unavailable")
+    const [job] = (await call(server, "GET", "/v1/jobs", { key: testKey })).json.data
+    const retried = await denoise(server, testKey, { file: fileId }, { "idempotency-key": "k2" })
+    expect(retried.status, retried.text).toBe(202)
+    expect(retried.json.id).toBe(job.id)
+    expect(retried.json.status).toBe("succeeded")
+    expect(Option.isSome(Option.fromNullable(retried.json.output))).toBe(true)
+    // a different request under a key whose first attempt's answer was lost (no record kept): refused by the job itself
+    faults.loseTestInsertAnswers = 1
+    await expectProblem(server, await denoise(server, testKey, { file: fileId }, { "idempotency-key": "k3" }), 503, "service_unavailable")
+    const other = await denoise(server, testKey, { file: fileId, model: "xiaobin-rong/gtcrn" }, { "idempotency-key": "k3" })
+    const problem = await expectProblem(server, other, 409, "idempotency_key_reused")
+    expect(problem.detail).toMatch(/has another file, model or options/)
+    expect((await call(server, "GET", "/v1/jobs", { key: testKey })).json.data).toHaveLength(2)
+  })
+
+  it("a multipart complete that moved the bytes but could not record it: the retry finishes it, without assembling again", async () => {
+    const { liveKey } = await server.createAccount()
+    const audio = tone(2)
+    const created = await createFile(server, liveKey, { size_bytes: audio.length })
+    const upload = created.json.upload
+    expect(upload.method).toBe("multipart")
+    const parts: Array<{ part_number: number; etag: string }> = []
+    for (const part of upload.parts) {
+      const start = (part.part_number - 1) * upload.part_size
+      const response = await fetch(part.url, { method: "PUT", body: audio.slice(start, start + upload.part_size) })
+      expect(response.status).toBe(200)
+      parts.push({ part_number: part.part_number, etag: response.headers.get("etag")! })
+    }
+    faults.fileUpdatesLost = 1
+    await expectProblem(server, await complete(server, liveKey, created.json.id, { parts }), 503, "service_unavailable")
+    // the parts were assembled and moved; the retry must not try to assemble them again
+    const retried = await complete(server, liveKey, created.json.id, { parts })
+    expect(retried.status, retried.text).toBe(202)
+    const ready = await waitForFile(server, liveKey, created.json.id)
+    expect(ready.json.status).toBe("ready")
+  })
+
+  it("a 503 whose Idempotency-Key record could not be abandoned still answers 503; the key is taken over once the record is stale", async () => {
+    const { liveKey } = await server.createAccount(1_000_000)
+    const fileId = await readyFile(server, liveKey)
+    faults.loseCommitAnswers = 1
+    faults.idempotencyAbandonFails = true
+    await expectProblem(server, await denoise(server, liveKey, { file: fileId }, { "idempotency-key": "stuck" }), 503, "service_unavailable")
+    faults.idempotencyAbandonFails = false
+    // the record is still running: a retry is told to wait
+    const waiting = await expectProblem(server, await denoise(server, liveKey, { file: fileId }, { "idempotency-key": "stuck" }), 409, "idempotency_key_reused")
+    expect(waiting.detail).toMatch(/still running/)
+    clock.advance(RUNNING_TAKEOVER_MS + 1_000)
+    const retried = await denoise(server, liveKey, { file: fileId }, { "idempotency-key": "stuck" })
+    expect(retried.status, retried.text).toBe(202)
+    // the job the lost answer created, not a second one
+    expect((await call(server, "GET", "/v1/jobs", { key: liveKey })).json.data.map((j: { id: string }) => j.id)).toEqual([retried.json.id])
+    expect((await credits(server, liveKey)).reserved_micros).toBe(1_000)
   })
 })

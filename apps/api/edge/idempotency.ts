@@ -30,6 +30,14 @@ const fingerprint = (method: string, path: string, body: string) => sha256Hex(`$
 /** Headers worth replaying: the rest (request id, rate limits) belong to the new request. */
 const REPLAYED_HEADERS = ["location", "retry-after"]
 
+/**
+ * A record still `running` this long after its request began is taken over by the next request
+ * with its key: no request runs that long (every call to the database or storage has a
+ * deadline), so its request ended without settling the record (its process was killed, or the
+ * database was unreachable when it tried). Until then, a retry is told to wait (409).
+ */
+export const RUNNING_TAKEOVER_MS = 2 * 60_000
+
 /** 499: the client went away; nothing it could be given later. */
 const isRecordable = (status: number) => status !== 429 && status !== 499 && status < 500
 
@@ -71,7 +79,7 @@ export const idempotent = (repo: IdempotencyRepo["Type"], ttlMs: number, request
       accountId, mode, key, method: request.method, path: request.path,
       fingerprint: print, state: "running", responseStatus: null, responseBody: null, responseHeaders: null,
       createdAt: now, expiresAt: now + ttlMs
-    }))
+    }), { takeOverRunningBefore: now - RUNNING_TAKEOVER_MS })
     if (begun._tag === "Existing") {
       const first = begun.record
       if (first.fingerprint !== print || first.path !== request.path || first.method !== request.method) {
@@ -93,12 +101,17 @@ export const idempotent = (repo: IdempotencyRepo["Type"], ttlMs: number, request
     // on the request's scope itself: `Effect.addFinalizer` would also diff and patch the
     // fiber's refs (its whole context) twice when the scope closes, ~2 % of a create's CPU
     // (measured), for a finalizer that reads nothing from them
+    // The record's own writes may fail while the database is down: the answer still goes
+    // out; a record left running is taken over once stale (IdempotencyRepo.begin).
+    const abandon = repo.abandon(accountId, mode, key).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("Idempotency-Key record not abandoned", cause))
+    )
     yield* Effect.flatMap(Effect.scope, (scope) =>
-      Scope.addFinalizer(scope, Effect.suspend(() => settled ? Effect.void : repo.abandon(accountId, mode, key))))
+      Scope.addFinalizer(scope, Effect.suspend(() => settled ? Effect.void : abandon)))
     yield* HttpApp.appendPreResponseHandler((answered, response) => {
       settled = true
       const body = bodyText(response)
-      if (!isRecordable(response.status) || body === null) return Effect.as(repo.abandon(accountId, mode, key), response)
+      if (!isRecordable(response.status) || body === null) return Effect.as(abandon, response)
       const headers: Record<string, string> = {}
       const requestId = answerHeaderOf(answered, "x-request-id")
       if (requestId !== undefined) headers["original-request-id"] = requestId
@@ -108,6 +121,11 @@ export const idempotent = (repo: IdempotencyRepo["Type"], ttlMs: number, request
       }
       const contentType = "contentType" in response.body ? response.body.contentType : undefined
       if (contentType !== undefined) headers["content-type"] = contentType
-      return Effect.as(repo.finish(accountId, mode, key, { status: response.status, body, headers }), response)
+      return Effect.as(
+        repo.finish(accountId, mode, key, { status: response.status, body, headers }).pipe(
+          Effect.catchAllCause((cause) => Effect.logWarning("Idempotency-Key answer not recorded", cause))
+        ),
+        response
+      )
     })
   })

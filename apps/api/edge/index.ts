@@ -12,9 +12,10 @@ import {
 } from "@effect/platform"
 import { Cause, Context, Effect, FiberRef, Layer, Option, Schema } from "effect"
 import {
-  type ApiError, ApiErrorSchema, excerpt, InternalError, isApiError, MethodNotAllowed, NotFound
+  type ApiError, ApiErrorSchema, excerpt, InternalError, isApiError, MethodNotAllowed, NotFound, ServiceUnavailable
 } from "../../../core/errors.js"
 import { IdGenerator } from "../../../core/ports/ids.js"
+import { type Dependency, unavailableIn } from "../../../core/ports/unavailable.js"
 import { type Cidr, clientAddressOf } from "../../../core/rules/ip-address.js"
 import { nodeResponseOf } from "../../../adapters/node-http/server-request.js"
 import { STORAGE_PATH_PREFIX } from "../../../adapters/local-storage/config.js"
@@ -78,6 +79,14 @@ const errorOfResponse = (response: HttpServerResponse.HttpServerResponse): ApiEr
   return new InternalError({ detail: `unexpected ${response.status} answer` })
 }
 
+/** How long a caller should wait before retrying when a dependency did not answer. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2
+
+const UNAVAILABLE_DETAIL: Record<Dependency, string> = {
+  database: "the database is briefly unavailable; retry shortly",
+  storage: "file storage is briefly unavailable; retry shortly"
+}
+
 const isProblem = (response: HttpServerResponse.HttpServerResponse) =>
   "contentType" in response.body && response.body.contentType === PROBLEM_CONTENT_TYPE
 
@@ -139,6 +148,14 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
         if (allow.length === 0) return Effect.succeed(problem(new NotFound({ detail: `no route for ${request.method} ${excerpt(pathname)}` })))
         headers["allow"] = allow.join(", ")
         return Effect.succeed(problem(new MethodNotAllowed({ detail: `${request.method} is not allowed on ${excerpt(pathname)}; allowed: ${allow.join(", ")}` })))
+      }
+      // a dependency that did not answer is not a fault of ours to report as 500 (decisions.md, Faults)
+      const unavailable = unavailableIn(cause)
+      if (unavailable !== undefined) {
+        return Effect.as(
+          Effect.logWarning(`${unavailable} unavailable`, cause),
+          problem(new ServiceUnavailable({ detail: UNAVAILABLE_DETAIL[unavailable], retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS }))
+        )
       }
       return internal(cause)
     }

@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { LimitsConfig } from "../../../core/domain/limits.js"
 import { JobPage, OutputLink } from "../../../core/schema/index.js"
@@ -26,7 +26,9 @@ export const JobsHandlers = HttpApiBuilder.group(HushApi, "jobs", (handlers) =>
       .handle("createDenoiseJob", ({ payload }) =>
         Effect.gen(function*() {
           const caller = yield* CurrentCaller
-          const { finishLater, job } = yield* submitDenoiseJob(caller, payload)
+          // the edge checked and recorded the key (edge/idempotency.ts); the job's id derives from it
+          const idempotencyKey = (yield* HttpServerRequest.HttpServerRequest).headers["idempotency-key"]
+          const { finishLater, job } = yield* submitDenoiseJob(caller, payload, idempotencyKey)
           if (finishLater) yield* background.finishTestJob(job)
           return answer.created(present(job))
         }))

@@ -26,6 +26,24 @@ export const idempotencyRepoContract = ({ test, raceTest }: ContractTests) => {
       if (again._tag === "Existing") expect(again.record).toEqual(first)
     }))
 
+    test("a running record begun before takeOverRunningBefore is taken over; a finished one, or a newer one, is not", Effect.gen(function*() {
+      const idem = yield* IdempotencyRepo
+      const killed = makeIdempotency({ accountId: "acct_a", mode: "live", key: "k1" })
+      expect(yield* idem.begin(killed)).toEqual({ _tag: "Started" })
+      const retry = makeIdempotency({ accountId: "acct_a", mode: "live", key: "k1", fingerprint: "retry", createdAt: T0 + HOUR / 20, expiresAt: T0 + DAY })
+      // still young: the retry waits
+      expect((yield* idem.begin(retry, { takeOverRunningBefore: T0 }))._tag).toBe("Existing")
+      // stale: the retry takes it over, and is now the running record
+      expect(yield* idem.begin(retry, { takeOverRunningBefore: T0 + 1 })).toEqual({ _tag: "Started" })
+      const seen = yield* idem.begin(makeIdempotency({ ...retry, fingerprint: "probe" }), { takeOverRunningBefore: T0 + 1 })
+      expect(seen).toEqual({ _tag: "Existing", record: retry })
+      // a finished record is never taken over
+      yield* idem.finish("acct_a", "live", "k1", response)
+      const later = yield* idem.begin(makeIdempotency({ ...retry, fingerprint: "late", createdAt: T0 + HOUR }), { takeOverRunningBefore: T0 + HOUR })
+      expect(later._tag).toBe("Existing")
+      if (later._tag === "Existing") expect(later.record).toMatchObject({ state: "done", fingerprint: "retry" })
+    }))
+
     test("keys are scoped to account and mode", Effect.gen(function*() {
       const idem = yield* IdempotencyRepo
       const base = makeIdempotency({ accountId: "acct_a", mode: "live", key: "k1" })
