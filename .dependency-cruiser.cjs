@@ -6,13 +6,10 @@
 const SERVER_SIDE = "^(adapters/|core/services/|core/ports/|apps/api/server)"
 
 /**
- * Not yet in `forbidden`: the same rule, transitively. Today it fails, as issue 30 says: the
- * contract (apps/api/definition.ts) imports the edge's middleware tags and the session middleware,
- * whose modules also hold their implementations, so apps/web and apps/client reach
- * core/services/{sessions,caller}.ts, core/ports/{users,repositories,rate-limiter,ids,blob-store,audio}.ts
- * and adapters/node-http/request-key.ts through apps/api/edge/declare.ts. Add it to `forbidden` once
- * the contract lives apart from the server (apps/api/contract/); until then
- * `DEPCRUISE_PENDING=1 npm run lint:deps` lists what it finds.
+ * The dashboard's bundle and the typed client carry the contract (apps/api/contract: HushApi, its
+ * groups, annotations and middleware tags) and the pure core it names (core/domain, core/schema,
+ * core/errors…), never the server: followed transitively, so a contract module that imported an
+ * implementation would fail here. test/apps/web-bundle.test.ts checks the built bundle itself.
  */
 const clientsReachOnlyTheContract = {
   name: "clients-reach-only-the-contract",
@@ -55,7 +52,7 @@ module.exports = {
     },
     {
       name: "clients-import-only-the-contract",
-      comment: "apps/web and apps/client import no server code, port or adapter directly (the transitive rule: clientsReachOnlyTheContract above)",
+      comment: "apps/web and apps/client import no server code, port or adapter directly (clientsReachOnlyTheContract follows them transitively)",
       severity: "error",
       from: { path: "^apps/(web|client)/" },
       to: { path: SERVER_SIDE }
@@ -67,7 +64,21 @@ module.exports = {
       from: { path: "^apps/(web|client)/" },
       to: { dependencyTypes: ["core"] }
     },
-    ...(process.env.DEPCRUISE_PENDING ? [clientsReachOnlyTheContract] : [])
+    clientsReachOnlyTheContract,
+    {
+      name: "contract-runs-nothing",
+      comment: "apps/api/contract describes the API; it imports no server code, service, port, adapter or node: module",
+      severity: "error",
+      from: { path: "^apps/api/contract/" },
+      to: { path: SERVER_SIDE }
+    },
+    {
+      name: "contract-imports-no-node",
+      comment: "the contract is bundled into the dashboard",
+      severity: "error",
+      from: { path: "^apps/api/contract/" },
+      to: { dependencyTypes: ["core"] }
+    }
   ],
   options: {
     doNotFollow: { path: "node_modules" },

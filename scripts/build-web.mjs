@@ -1,6 +1,6 @@
 // The web dashboard's build (apps/web → dist/web): Vite bundles the Preact app with hashed
 // file names, then every asset gets `.br` and `.gz` twins that the API sends to browsers that
-// take them (apps/api/web.ts). It runs only when its inputs changed since the last build (a
+// take them (apps/api/server/web.ts). It runs only when its inputs changed since the last build (a
 // manifest of them is kept in dist/web/.inputs.json, scripts/build-inputs.mjs), so `npm start`
 // and the test setup pay for it once.
 import { realpathSync } from "node:fs"

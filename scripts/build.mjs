@@ -6,7 +6,7 @@
 // script), so a start with nothing changed costs a few stats. `--force` builds anyway;
 // `--app-only` leaves the web dashboard (dist/web) alone.
 //
-//   dist/app/api.mjs            npm start           (apps/api/main.ts)
+//   dist/app/api.mjs            npm start           (apps/api/server/main.ts)
 //   dist/app/worker.mjs         npm run worker      (apps/worker/main.ts)
 //   dist/app/cli.mjs            hush, the CLI       (apps/cli/main.ts; bin/hush.mjs)
 //   dist/app/chunk-worker.mjs   the RNNoise threads (adapters/rnnoise/chunk-worker.mjs, engine included)
@@ -119,7 +119,7 @@ async function buildApp() {
   const result = await build({
     absWorkingDir: root,
     entryPoints: {
-      api: "apps/api/main.ts",
+      api: "apps/api/server/main.ts",
       worker: "apps/worker/main.ts",
       cli: "apps/cli/main.ts",
       "chunk-worker": "adapters/rnnoise/chunk-worker.mjs",

@@ -32,7 +32,7 @@ describe("accounts in the npm start process", () => {
     const env = { PORT: String(port), DATA_DIR: dataDir, PUBLIC_BASE_URL: baseUrl, HUSH_WORKER: "off" }
     const api = { baseUrl, dataDir } as TestServer
 
-    server = startProcess("apps/api/main.ts", env)
+    server = startProcess("apps/api/server/main.ts", env)
     await waitForHealth(baseUrl, server)
     const browser = new Browser(api)
     const email = "Person@Example.com"

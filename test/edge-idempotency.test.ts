@@ -1,5 +1,5 @@
 /**
- * The edge's idempotency record (apps/api/edge/idempotency.ts) over the in-memory repository:
+ * The edge's idempotency record (apps/api/server/edge/idempotency.ts) over the in-memory repository:
  * an answered request leaves its answer for replay; one whose scope closes without an answer
  * (the client went away, the fiber was interrupted) leaves no record, so a retry runs afresh.
  */
@@ -7,7 +7,7 @@ import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FiberRef, Option } from "effect"
 import { MemoryPersistence } from "../adapters/memory/index.js"
-import { idempotent } from "../apps/api/edge/idempotency.js"
+import { idempotent } from "../apps/api/server/edge/idempotency.js"
 import { IdempotencyRepo } from "../core/ports/repositories.js"
 
 const request = { accountId: "acct_1", mode: "test" as const, method: "POST", path: "/v1/audio/denoise", body: "{\"file\":\"file_1\"}" }

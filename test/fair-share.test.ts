@@ -1,7 +1,7 @@
-/** The fair sharing of the validation decoders (apps/api/fair-share.ts), with tasks the test holds and releases. */
+/** The fair sharing of the validation decoders (apps/api/server/fair-share.ts), with tasks the test holds and releases. */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
-import { type FairShare, makeFairShare } from "../apps/api/fair-share.js"
+import { type FairShare, makeFairShare } from "../apps/api/server/fair-share.js"
 
 /** Submits tasks and records which start; each holds its slot until released. */
 const harness = (share: FairShare) => {

@@ -1,12 +1,12 @@
 /**
- * apps/api/gated-server.ts: the HTTP server layer listens before it attaches its handler and
+ * apps/api/server/gated-server.ts: the HTTP server layer listens before it attaches its handler and
  * detaches it before closing. A request in the first gap must wait for the handler, one in the
  * second must be refused, never left unanswered.
  */
 import type { AddressInfo } from "node:net"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { afterEach, describe, expect, it } from "vitest"
-import { createGatedServer, refuseUnavailable } from "../apps/api/gated-server.js"
+import { createGatedServer, refuseUnavailable } from "../apps/api/server/gated-server.js"
 
 const servers: Array<ReturnType<typeof createGatedServer>> = []
 afterEach(async () => {

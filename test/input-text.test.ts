@@ -8,7 +8,7 @@
 import { HttpApi, type HttpApiEndpoint } from "@effect/platform"
 import { Either, Option, Schema, SchemaAST as AST } from "effect"
 import { describe, expect, it } from "vitest"
-import { HushApi } from "../apps/api/definition.js"
+import { HushApi } from "../apps/api/contract/definition.js"
 import { ControlFreeSchemaId, FreeText, Text } from "../core/schema/index.js"
 
 /** The paths under `ast` that decode to a string without passing `Text` or `FreeText`. */

@@ -1,13 +1,13 @@
 /**
- * Direct JSON answers (apps/api/edge/json-answer.ts): where the HttpApi's encoding pass would
+ * Direct JSON answers (apps/api/server/edge/json-answer.ts): where the HttpApi's encoding pass would
  * give back a value's own fields, the value's JSON is sent as it is; anywhere else the value is
  * handed back to that pass.
  */
 import { HttpServerResponse } from "@effect/platform"
 import { Arbitrary, Effect, FastCheck as fc, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { HushApi } from "../apps/api/definition.js"
-import { CheckJsonAnswers, encodesAsItself, jsonAnswer } from "../apps/api/edge/json-answer.js"
+import { HushApi } from "../apps/api/contract/definition.js"
+import { CheckJsonAnswers, encodesAsItself, jsonAnswer } from "../apps/api/server/edge/json-answer.js"
 import { CreateOut, File, Health, Job, JobPage } from "../core/schema/index.js"
 
 const answerer = (group: string, name: string, check = false) =>

@@ -7,7 +7,7 @@
 import { Effect, Layer, Option, Ref } from "effect"
 import parsePrometheus from "parse-prometheus-text-format"
 import { describe, expect, it } from "vitest"
-import { makeScrape } from "../apps/api/operations/scrape.js"
+import { makeScrape } from "../apps/api/server/operations/scrape.js"
 import { type ConnectionSnapshot, OperationalStats } from "../core/ports/operational-stats.js"
 
 const gauge = (text: string, name: string, labels: Record<string, string> = {}) => {

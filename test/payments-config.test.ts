@@ -31,7 +31,7 @@ const startWith = async (env: Record<string, string>) => {
   const dataDir = mkdtempSync(join(tmpdir(), "hush-settings-"))
   const port = await freePort()
   try {
-    const started = startProcess("apps/api/main.ts", { DATA_DIR: dataDir, PORT: String(port), HUSH_STORE: "memory", PAYMENTS: "", ...env })
+    const started = startProcess("apps/api/server/main.ts", { DATA_DIR: dataDir, PORT: String(port), HUSH_STORE: "memory", PAYMENTS: "", ...env })
     const code = await Promise.race([started.exited, new Promise((resolve) => setTimeout(() => resolve("still running"), 60_000))])
     if (code === "still running") await started.stop("SIGKILL")
     // it never served anything

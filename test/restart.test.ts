@@ -26,7 +26,7 @@ describe("restart on the embedded default", () => {
     const env = { PORT: String(port), DATA_DIR: dataDir, PUBLIC_BASE_URL: baseUrl, HUSH_STORE: "embedded", HUSH_WORKER: "off" }
     const api = { baseUrl } as TestServer
 
-    server = startProcess("apps/api/main.ts", env)
+    server = startProcess("apps/api/server/main.ts", env)
     await waitForHealth(baseUrl, server)
     const account = await runCli(["admin", "account", "create", "--email", "restart@example.com", "--credit-micros", "3000000"], env)
     const extra = await runCli(["admin", "key", "create", "--account", account.account_id, "--mode", "live", "--scopes", "jobs:read"], env)
@@ -57,7 +57,7 @@ describe("restart on the embedded default", () => {
     expect(before.liveJobs.data.map((j: { status: string }) => j.status)).toEqual(["queued", "canceled"])
 
     expect(await server.stop("SIGTERM")).toBe(0)
-    server = startProcess("apps/api/main.ts", env)
+    server = startProcess("apps/api/server/main.ts", env)
     await waitForHealth(baseUrl, server)
 
     const after = await snapshot()
@@ -71,7 +71,7 @@ describe("restart on the embedded default", () => {
     // and one with no server running starts the database itself, for the command
     expect(await server.stop("SIGTERM")).toBe(0)
     await runCli(["admin", "credit", "grant", "--account", account.account_id, "--micros", "500000"], env)
-    server = startProcess("apps/api/main.ts", env)
+    server = startProcess("apps/api/server/main.ts", env)
     await waitForHealth(baseUrl, server)
     expect((await credits(api, account.live_key)).balance_micros).toBe(4_500_000)
   }, 180_000)

@@ -115,7 +115,7 @@ describe("S3 multipart upload end to end (200 MiB, API as its own process)", () 
       S3_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
       S3_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey
     }
-    api = startProcess("apps/api/main.ts", env)
+    api = startProcess("apps/api/server/main.ts", env)
     apiPid = await entryPid(api)
     await waitForHealth(baseUrl, api)
     const server = { baseUrl } as TestServer

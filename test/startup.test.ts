@@ -11,7 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Either, Logger } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { serviceAddresses } from "../apps/api/addresses.js"
+import { serviceAddresses } from "../apps/api/server/addresses.js"
 import type { HushConfig } from "../apps/runtime/config.js"
 import { mailerLayer } from "../apps/runtime/layers.js"
 import { loadOrCreateKeys, secureDataDir } from "../apps/runtime/secrets.js"
@@ -47,7 +47,7 @@ const refusals: ReadonlyArray<readonly [string, () => Record<string, string>, Re
 describe("start-up refuses bad secrets and empty URLs with a message naming them", () => {
   it.each(refusals)("%s", async (_, settings, message) => {
     const port = await freePort()
-    const started = startProcess("apps/api/main.ts", {
+    const started = startProcess("apps/api/server/main.ts", {
       PORT: String(port), DATA_DIR: freshDir(), HUSH_STORE: "memory", HUSH_WORKER: "off", ...settings()
     })
     const code = await Promise.race([started.exited, new Promise((resolve) => setTimeout(() => resolve("still running"), 45_000))])
@@ -81,7 +81,7 @@ describe("DATA_DIR is owner-only", () => {
     const env = { PORT: String(port), DATA_DIR: dataDir, PUBLIC_BASE_URL: baseUrl, HUSH_WORKER: "off" }
     // started with a umask that lets others read: the server must not rely on the operator's
     const previous = process.umask(0o022)
-    const server = startProcess("apps/api/main.ts", env)
+    const server = startProcess("apps/api/server/main.ts", env)
     process.umask(previous)
     try {
       await waitForHealth(baseUrl, server)
@@ -125,7 +125,7 @@ describe("what a newcomer meets at start", () => {
     const baseUrl = `http://127.0.0.1:${port}`
     const dataDir = freshDir()
     // HUSH_ENV unset: development, the default
-    const server = startProcess("apps/api/main.ts", { PORT: String(port), DATA_DIR: dataDir, HUSH_STORE: "memory", HUSH_WORKER: "off" })
+    const server = startProcess("apps/api/server/main.ts", { PORT: String(port), DATA_DIR: dataDir, HUSH_STORE: "memory", HUSH_WORKER: "off" })
     try {
       await waitForHealth(baseUrl, server)
       const local = `http://localhost:${port}`

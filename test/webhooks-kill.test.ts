@@ -65,7 +65,7 @@ describe("a worker killed mid-delivery", () => {
     const deliveries = () =>
       runSql(url, (sql) => sql<DeliveryRow>`SELECT status, lease_owner, attempts FROM webhook_deliveries`)
 
-    const server = start("apps/api/main.ts")
+    const server = start("apps/api/server/main.ts")
     await waitForHealth(baseUrl, server)
     const account = await runCli(["admin", "account", "create", "--email", "hook-kill@example.com"], env)
     const created = await call(api, "POST", "/v1/webhook_endpoints", {

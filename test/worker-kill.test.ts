@@ -1,6 +1,6 @@
 /**
  * A worker killed in the middle of a job (issue acceptance): real OS processes on one fresh
- * PostgreSQL database. An API process (`apps/api/main.ts`, HUSH_WORKER=off) and worker
+ * PostgreSQL database. An API process (`apps/api/server/main.ts`, HUSH_WORKER=off) and worker
  * processes (`apps/worker/main.ts`) share DATABASE_URL and DATA_DIR, so the local blob store
  * (DATA_DIR/blobs) and the signing secret are common to them, as on one machine; the workers
  * run with a short lease (HUSH_JOB_LEASE_MS).
@@ -77,7 +77,7 @@ describe("a worker killed mid-job", () => {
     const jobRow = async (id: string) =>
       (await runSql(url, (sql) => sql<JobRow>`SELECT status, attempts, lease_owner, progress FROM jobs WHERE id = ${id}`))[0]!
 
-    const server = start("apps/api/main.ts")
+    const server = start("apps/api/server/main.ts")
     await waitForHealth(baseUrl, server)
     const account = await runCli(["admin", "account", "create", "--email", "kill@example.com", "--credit-micros", String(CREDIT)], env)
     const fileId = await readyFile(api, account.live_key, tone(SECONDS), { filename: "long.wav" })

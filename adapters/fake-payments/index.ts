@@ -1,7 +1,7 @@
 /**
  * The embedded fake payment provider (the default without `PAYMENTS=stripe`; never in
  * production). Its checkout `url` is `{PUBLIC_BASE_URL}/fake-checkout/{checkout_id}`, a page
- * with Pay and Cancel (apps/api/fake-checkout.ts). Its events have Stripe's shapes and are
+ * with Pay and Cancel (apps/api/server/fake-checkout.ts). Its events have Stripe's shapes and are
  * signed exactly as Stripe signs them (the SDK's own test-header helper), so they go through
  * the same `POST /v1/webhooks/payments`, the same signature check and the same mapping
  * (adapters/stripe/events.ts) as Stripe's.

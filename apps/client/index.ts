@@ -1,6 +1,6 @@
 /**
  * The typed Hush client for programs, derived from the same `HttpApi` the server is built
- * from (apps/api/definition.ts), so a request or answer that drifts from the API does not
+ * from (apps/api/contract/definition.ts), so a request or answer that drifts from the API does not
  * compile. On top of HttpApiClient it:
  *
  * - sends the API key (`Authorization: Bearer …`);
@@ -21,7 +21,7 @@
  */
 import { type HttpApi, HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { Data, Duration, Effect, FiberRef, Option, ParseResult, Random, Schedule, Schema } from "effect"
-import { HushApi } from "../api/definition.js"
+import { HushApi } from "../api/contract/definition.js"
 import { problemOf as decodeProblem } from "../../core/problem.js"
 import { type CompleteIn, File } from "../../core/schema/file.js"
 

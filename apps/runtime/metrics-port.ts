@@ -6,9 +6,9 @@
  */
 import { Effect, Layer, type Redacted, Runtime } from "effect"
 import { createServer } from "node:http"
-import { bearerMatches } from "../api/operations/access.js"
-import { PROMETHEUS_CONTENT_TYPE } from "../api/operations/prometheus.js"
-import { makeScrape } from "../api/operations/scrape.js"
+import { bearerMatches } from "../api/server/operations/access.js"
+import { PROMETHEUS_CONTENT_TYPE } from "../api/server/operations/prometheus.js"
+import { makeScrape } from "../api/server/operations/scrape.js"
 
 export const metricsPortLayer = (options: { readonly port: number; readonly host?: string; readonly token: Redacted.Redacted<string> }) =>
   Layer.scopedDiscard(Effect.gen(function*() {

@@ -22,7 +22,8 @@ import { HOUR } from "../time.js"
 import { createAccountWithUser } from "./accounts.js"
 import { sendVerification } from "./email-links.js"
 import { passwordChangedMail, sendQuietly } from "./mail.js"
-import { endSession, endUserSessions, type SignedIn, startSession } from "./sessions.js"
+import type { SignedIn } from "../domain/caller.js"
+import { endSession, endUserSessions, startSession } from "./sessions.js"
 
 /** What the HTTP edge knows of the client. */
 export interface ClientInfo {

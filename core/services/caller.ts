@@ -1,28 +1,11 @@
-import { Clock, Context, Effect, Either, Option } from "effect"
-import { ALL_SCOPES, type Mode, type Scope } from "../domain/enums.js"
-import { AccountRecord, KeyRecord } from "../domain/records.js"
+import { Clock, Effect, Either, Option } from "effect"
+import { ALL_SCOPES } from "../domain/enums.js"
+import type { Actor, Caller } from "../domain/caller.js"
+import { type AccountRecord, KeyRecord } from "../domain/records.js"
 import { type AccountFrozen, Unauthorized } from "../errors.js"
 import { KeyRepo } from "../ports/repositories.js"
 import { checkKeyedAccess, hashKey, parseKey } from "../rules/index.js"
 import { MINUTE } from "../time.js"
-
-/**
- * Who acts on an account's files, jobs and webhook endpoints: an API key (a `Caller`), or the
- * dashboard's session, which has no key (`keyId` null). The services take an Actor, so the
- * dashboard runs the keyed API's own rules: prices, limits, quotas, scopes.
- */
-export interface Actor {
-  readonly accountId: string
-  readonly keyId: string | null
-  readonly mode: Mode
-  readonly scopes: ReadonlyArray<Scope>
-  readonly account: AccountRecord
-}
-
-/** Who is calling: resolved from the bearer key on every request. */
-export interface Caller extends Actor {
-  readonly keyId: string
-}
 
 /**
  * The dashboard's session acting on its account: live mode (decisions.md, Web dashboard: doing
@@ -30,8 +13,6 @@ export interface Caller extends Actor {
  */
 export const sessionActor = (account: AccountRecord): Either.Either<Actor, AccountFrozen> =>
   Either.map(checkKeyedAccess(account), () => ({ accountId: account.id, keyId: null, mode: "live", scopes: ALL_SCOPES, account }))
-
-export class CurrentCaller extends Context.Tag("hush/CurrentCaller")<CurrentCaller, Caller>() {}
 
 const unauthorized = (detail: string) => new Unauthorized({ detail })
 

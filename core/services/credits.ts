@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { requireScope } from "../rules/index.js"
 import { available } from "../wallet/wallet.js"
-import type { Caller } from "./caller.js"
+import type { Caller } from "../domain/caller.js"
 import { currentWallet } from "./wallet.js"
 
 export interface CreditsView {

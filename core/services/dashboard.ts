@@ -14,7 +14,7 @@ import { checkIdempotencyKey, isRecordableStatus } from "../rules/idempotency.js
 import { sha256Hex } from "../rules/secrets.js"
 import { checkCanCreateKey, checkKeyLimit } from "../rules/users.js"
 import { createKey } from "./accounts.js"
-import type { SignedIn } from "./sessions.js"
+import type { SignedIn } from "../domain/caller.js"
 
 /**
  * `PATCH /v1/dashboard/account`: an omitted field stays; a null name clears it. The account is

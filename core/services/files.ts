@@ -12,7 +12,7 @@ import { transactionally } from "../ports/transactor.js"
 import { checkDeletable, checkNewFile, completeUpload, markReady, markRejected, planUpload, requireScope } from "../rules/index.js"
 import { audioRejectionMessage, declaredDurationVerdict } from "../rules/files.js"
 import { inputKeyOf, stagingKeyOf } from "../rules/storage.js"
-import type { Actor } from "./caller.js"
+import type { Actor } from "../domain/caller.js"
 import { emitFileEvent } from "./webhooks.js"
 
 export interface NewFile {

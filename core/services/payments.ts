@@ -21,7 +21,7 @@ import { checkCheckoutAmount, closeDispute, newlyRefunded } from "../rules/payme
 import { sha256Hex } from "../rules/secrets.js"
 import { requireVerifiedEmail } from "../rules/users.js"
 import * as Wallet from "../wallet/wallet.js"
-import type { SignedIn } from "./sessions.js"
+import type { SignedIn } from "../domain/caller.js"
 import { walletStep } from "./wallet.js"
 
 const CHECKOUT_PATH = "/v1/dashboard/checkout"

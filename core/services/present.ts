@@ -16,7 +16,7 @@ import type { CreditsView } from "./credits.js"
 
 /**
  * Schema classes' constructor option: no validation. The API answers these classes' JSON as it
- * is (apps/api/edge/json-answer.ts; the tests' servers check each answer against its encoding).
+ * is (apps/api/server/edge/json-answer.ts; the tests' servers check each answer against its encoding).
  * Without validation the constructor appends a constant field (`object`) after the others, so
  * the hot presenters name it in its place, and the JSON keeps the spec's order.
  */

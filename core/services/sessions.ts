@@ -4,27 +4,16 @@
  * logout, by a password change or reset (every session of the user), or by their idle and
  * absolute limits (core/rules/sessions.ts).
  */
-import { Clock, Context, Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
+import type { SignedIn } from "../domain/caller.js"
 import { AccountSettingsConfig } from "../domain/account-settings.js"
-import type { AccountRecord } from "../domain/records.js"
-import { SessionRecord, type UserRecord } from "../domain/users.js"
+import { SessionRecord } from "../domain/users.js"
 import { Unauthorized } from "../errors.js"
 import { IdGenerator } from "../ports/ids.js"
 import { AccountRepo } from "../ports/repositories.js"
 import { SessionRepo, UserRepo } from "../ports/users.js"
 import { csrfTokenOf, isWellFormedSecret, sha256Hex } from "../rules/secrets.js"
 import { isSessionLive, needsTouch, sessionEndsAt } from "../rules/sessions.js"
-
-/** Who is signed in on this request. */
-export interface SignedIn {
-  readonly session: SessionRecord
-  readonly user: UserRecord
-  readonly account: AccountRecord
-  /** The value `X-CSRF-Token` must carry on unsafe requests of this session. */
-  readonly csrfToken: string
-}
-
-export class CurrentSession extends Context.Tag("hush/CurrentSession")<CurrentSession, SignedIn>() {}
 
 /** A session just started: the cookie's secret exists only here. */
 export interface StartedSession {

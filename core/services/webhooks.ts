@@ -19,7 +19,7 @@ import {
   webhookSecretFrom
 } from "../rules/webhooks.js"
 import { File, Job } from "../schema/index.js"
-import type { Actor } from "./caller.js"
+import type { Actor } from "../domain/caller.js"
 import { decodeCursor, encodeCursor } from "./cursor.js"
 import { presentFile, presentJob } from "./present.js"
 

@@ -13,7 +13,7 @@ import { JobRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import { JobRules } from "../rules/index.js"
 import * as Wallet from "../wallet/wallet.js"
-import type { Actor } from "./caller.js"
+import type { Actor } from "../domain/caller.js"
 import {
   createDenoiseJob, createSpan, type DenoiseJobRequest, earlierAttempt, prepareDenoiseJob, releaseHold, storeDenoiseJob
 } from "./jobs.js"

@@ -9,7 +9,7 @@ import { Validator } from "@seriousme/openapi-schema-validator"
 import { request as httpRequest } from "node:http"
 import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { allEndpointFacts } from "../../apps/api/edge/facts.js"
+import { allEndpointFacts } from "../../apps/api/server/edge/facts.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 
 /** The spec's Endpoints table: method, path, success status. */

@@ -46,7 +46,7 @@ beforeAll(async () => {
   symlinkSync(join(ROOT, "bin", "hush.mjs"), join(checkout, "node_modules", ".bin", "hush"))
   const port = await freePort()
   // as README says: `npm start` on its embedded defaults, in development
-  server = startProcess("apps/api/main.ts", { PORT: String(port), DATA_DIR: dataDir })
+  server = startProcess("apps/api/server/main.ts", { PORT: String(port), DATA_DIR: dataDir })
   await waitForHealth(`http://127.0.0.1:${port}`, server)
   env = {
     PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}`,

@@ -1,5 +1,5 @@
 /**
- * The web dashboard as the API serves it (apps/api/web.ts), over plain HTTP: every page of
+ * The web dashboard as the API serves it (apps/api/server/web.ts), over plain HTTP: every page of
  * decisions.md answers the HTML shell (not cached, CSP), the hashed assets are cached for a
  * year and sent compressed when the client takes it, and nothing else under /assets is served.
  */
@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { DASHBOARD_PAGES, WEB_DIST } from "../../apps/api/web.js"
+import { DASHBOARD_PAGES, WEB_DIST } from "../../apps/api/server/web.js"
 import { signedUrlOrigins } from "../../adapters/s3/config.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 

@@ -12,7 +12,7 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 
 /** The built file of each entry point (scripts/build.mjs). */
 const BUILT: Record<string, string> = {
-  "apps/api/main.ts": "dist/app/api.mjs",
+  "apps/api/server/main.ts": "dist/app/api.mjs",
   "apps/worker/main.ts": "dist/app/worker.mjs",
   "apps/cli/main.ts": "dist/app/cli.mjs"
 }

@@ -1,6 +1,6 @@
 /**
  * The dashboard's API client, made by HttpApiClient from the server's own HttpApi definition
- * (apps/api/definition.ts): paths, query parameters, bodies and answers are typed from the
+ * (apps/api/contract/definition.ts): paths, query parameters, bodies and answers are typed from the
  * same schemas the server decodes and encodes with, so a renamed field fails to compile here
  * and there alike.
  *
@@ -13,7 +13,7 @@
  */
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { Data, Effect, Either } from "effect"
-import { HushApi } from "../../api/definition.js"
+import { HushApi } from "../../api/contract/definition.js"
 import { type Problem, problemOf } from "../../../core/problem.js"
 import { navigate } from "./router.js"
 

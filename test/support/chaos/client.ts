@@ -8,7 +8,7 @@
  * answer within the client's timeout (a hang).
  */
 
-import { RUNNING_TAKEOVER_MS } from "../../../apps/api/edge/idempotency.js"
+import { RUNNING_TAKEOVER_MS } from "../../../apps/api/server/edge/idempotency.js"
 
 /** How long one attempt waits for its answer. */
 export const CLIENT_TIMEOUT_MS = 30_000

@@ -198,7 +198,7 @@ export const startFleet = async (options: { readonly log: (line: string) => void
   const logs = new Map<Member, number>()
   const crashed: Array<string> = []
   const start = async (member: Member) => {
-    const started = startProcess(member.role === "api" ? "apps/api/main.ts" : "apps/worker/main.ts", envOf.get(member)!)
+    const started = startProcess(member.role === "api" ? "apps/api/server/main.ts" : "apps/worker/main.ts", envOf.get(member)!)
     member.process = started
     // each process's output, kept in the run's directory for a look after a violation
     const n = (logs.get(member) ?? 0) + 1

@@ -1,0 +1,148 @@
+/**
+ * The request body rules of the edge. Before routing or authentication: at most 1 MiB,
+ * counted while the body streams in (a declared larger `Content-Length` is refused unread; a
+ * chunked one stops being read at 1 MiB and the rest is discarded), `413 request_too_large`.
+ * After routing (EdgeRules): JSON only (415), well-formed and not hostile (at most 32 levels
+ * deep and 10,000 values: edge/json-shape.ts) (400), an object where the endpoint
+ * takes one (400). Field-level validation is HttpApi's, answered 422.
+ */
+import { type HttpServerError, HttpServerRequest } from "@effect/platform"
+import { Effect, Either, Stream } from "effect"
+import type { IncomingMessage } from "node:http"
+import { nodeRequestOf } from "../../../../adapters/node-http/server-request.js"
+import { excerpt, InvalidRequest, RequestTooLarge, UnsupportedMediaType } from "../../../../core/errors.js"
+import type { EndpointFacts } from "./facts.js"
+import { jsonShapeProblem } from "./json-shape.js"
+
+export const MAX_BODY_BYTES = 1024 * 1024
+
+const tooLarge = () => new RequestTooLarge({ detail: `the request body is over ${MAX_BODY_BYTES} bytes (1 MiB)` })
+
+/** Reads at most `MAX_BODY_BYTES` of the body; past that, stops keeping it and lets Node discard the rest. */
+const readCapped = (source: IncomingMessage) =>
+  Effect.async<Uint8Array, RequestTooLarge | InvalidRequest>((resume) => {
+    if (source.readableEnded) return resume(Effect.succeed(new Uint8Array(0)))
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const stop = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onError)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size > MAX_BODY_BYTES) {
+        stop()
+        // keep the connection usable: what is left is read and dropped, never kept
+        source.resume()
+        resume(Effect.fail(tooLarge()))
+        return
+      }
+      chunks.push(chunk)
+    }
+    const onEnd = () => {
+      stop()
+      resume(Effect.succeed(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)))
+    }
+    const onError = (error: Error) => {
+      stop()
+      resume(Effect.fail(new InvalidRequest({ status: 400, detail: `the request body could not be read: ${error.message}` })))
+    }
+    source.on("data", onData)
+    source.on("end", onEnd)
+    source.on("error", onError)
+    return Effect.sync(stop)
+  })
+
+const hasBody = (request: HttpServerRequest.HttpServerRequest) => {
+  const length = request.headers["content-length"]
+  return (length !== undefined && length !== "0") || request.headers["transfer-encoding"] !== undefined
+}
+
+/**
+ * Whether the request's body is read here, before routing: a body sent with anything but GET
+ * or HEAD, or a declared size over the cap (refused unread). Otherwise the request goes on as
+ * it is, and nothing is done for it.
+ */
+export const needsBuffering = (request: HttpServerRequest.HttpServerRequest) =>
+  declaresTooLarge(request) || (request.method !== "GET" && request.method !== "HEAD" && hasBody(request))
+
+/** A `Content-Length` over the cap: refused before a byte is read. */
+const declaresTooLarge = (request: HttpServerRequest.HttpServerRequest) => {
+  const declared = request.headers["content-length"]
+  return declared !== undefined && Number(declared) > MAX_BODY_BYTES
+}
+
+const utf8 = new TextDecoder()
+
+/**
+ * The body's JSON, parsed once for everything that reads it (EdgeRules' shape check, HttpApi's
+ * decoding, a handler): a hostile one (too deep, too wide: edge/json-shape.ts) is refused
+ * before the parse, so no later step walks it.
+ */
+const parseJson = (text: string): Either.Either<unknown, InvalidRequest> => {
+  const hostile = jsonShapeProblem(text)
+  if (hostile !== undefined) return Either.left(new InvalidRequest({ status: 400, detail: hostile }))
+  try {
+    return Either.right(text === "" ? null : JSON.parse(text))
+  } catch (e) {
+    return Either.left(new InvalidRequest({ status: 400, detail: `the request body is not valid JSON: ${excerpt((e as Error).message)}` }))
+  }
+}
+
+/**
+ * The request with its body read under the cap (when `needsBuffering`): later reads (`text`,
+ * `json`, HttpApi's decoding) answer from memory.
+ */
+export const bufferBody = (request: HttpServerRequest.HttpServerRequest) => {
+  if (declaresTooLarge(request)) return Effect.fail(tooLarge())
+  return Effect.map(readCapped(nodeRequestOf(request)), (bytes) => {
+    const text = utf8.decode(bytes)
+    // parsed once, by whoever asks first (EdgeRules' shape check, then HttpApi's decoding); an
+    // Either is itself an Effect, so no fiber is run to cache it
+    let parsed: Either.Either<unknown, InvalidRequest> | undefined
+    const json = Effect.suspend(() => (parsed ??= parseJson(text)))
+    return Object.create(request, {
+      text: { value: Effect.succeed(text) },
+      json: { value: json },
+      arrayBuffer: { value: Effect.succeed(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) },
+      stream: { value: Stream.succeed(bytes) }
+    }) as HttpServerRequest.HttpServerRequest
+  })
+}
+
+const isJsonType = (contentType: string | undefined) =>
+  contentType === undefined || /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(contentType.trim())
+
+/** Whether a method's requests to our endpoints carry a body to check (GET and DELETE never do). */
+export const methodHasBody = (method: string) => method !== "GET" && method !== "DELETE"
+
+/** The (buffered) body's JSON, parsed once (`parseJson`): a hostile or malformed one is `400 invalid_request`. */
+export const bodyJson = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<unknown, InvalidRequest> =>
+  (request.json as Effect.Effect<unknown, InvalidRequest | HttpServerError.RequestError>).pipe(
+    Effect.catchTag("RequestError", (e) => Effect.fail(new InvalidRequest({ status: 400, detail: `the request body is not valid JSON: ${excerpt(e.message)}` })))
+  )
+
+/** Checks the (buffered) body's shape for the endpoint; returns its text ("" when there is none). */
+export const checkBody = (request: HttpServerRequest.HttpServerRequest, facts: EndpointFacts) =>
+  Effect.gen(function*() {
+    if (!methodHasBody(request.method)) return ""
+    const text = yield* Effect.orDie(request.text)
+    if (text.trim() === "") {
+      if (facts.hasPayload) {
+        return yield* new InvalidRequest({ status: 400, detail: "a JSON object body is required (Content-Type: application/json)" })
+      }
+      return text
+    }
+    if (!isJsonType(request.headers["content-type"])) {
+      return yield* new UnsupportedMediaType({
+        detail: `request bodies must be JSON (Content-Type: application/json), not '${excerpt(request.headers["content-type"] ?? "")}'`
+      })
+    }
+    const parsed = yield* bodyJson(request)
+    const acceptsNull = !facts.hasPayload
+    if (!(typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) && !(acceptsNull && parsed === null)) {
+      return yield* new InvalidRequest({ status: 400, detail: "the request body must be a JSON object" })
+    }
+    return text
+  })
