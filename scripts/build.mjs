@@ -21,7 +21,8 @@
 //
 // Paths found at run time through import.meta.url stay right because dist/app is two levels
 // below the root, like the modules that hold them: the pool's `./chunk-worker.mjs` is the
-// bundle beside it, and the test-mode sample's `../../assets/…` is the project's assets/.
+// bundle beside it, the test-mode sample's `../../assets/…` is the project's assets/, and the
+// dashboard's `../../dist/web` (apps/runtime/build-output.ts) is dist/web.
 // Migrations are imported modules (Migrator.fromRecord), so they are inside the bundle.
 import { existsSync } from "node:fs"
 import { readFile, rename, rm, writeFile } from "node:fs/promises"

@@ -8,12 +8,9 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { Effect } from "effect"
 import { readFile } from "node:fs/promises"
 import { extname, join } from "node:path"
-import { fileURLToPath } from "node:url"
 import type { OAuthProviderName } from "../../../core/domain/users.js"
 import { OAuthProviders } from "../../../core/ports/oauth.js"
-
-/** Two levels below the root, as this module is (apps/api) and the bundle is (dist/app). */
-export const WEB_DIST = fileURLToPath(new URL("../../dist/web", import.meta.url))
+import { WEB_DIST } from "../../runtime/build-output.js"
 
 export const DASHBOARD_PAGES = [
   "/login", "/signup", "/forgot-password", "/reset-password", "/verify-email",
