@@ -8,7 +8,7 @@
  *   HttpApiEndpoint.get("health", "/v1/health").annotate(RateBucket, "unlimited")
  *   HttpApiEndpoint.post("createWebhookEndpoint", …).annotate(NoStore, true) // its answer carries a secret
  *
- * Who the caller is comes from the group's middleware (edge/declare.ts): an API key, a
+ * Who the caller is comes from the group's middleware (declare.ts): an API key, a
  * dashboard session, or nobody. Everything else has a default: the bucket follows the
  * caller (per key or per account: `reads` for GET, `creates` otherwise; per IP: `public`).
  * A group's annotation applies to all its endpoints; an endpoint's overrides it.

@@ -1,6 +1,6 @@
 /**
  * How a group says who calls it; each also puts the group behind the edge's rules
- * (edge/middleware.ts), in the right order. Every group of HushApi is made with one of these:
+ * (middleware.ts), in the right order. Every group of HushApi is made with one of these:
  * edge/facts.ts refuses to start otherwise.
  *
  *   withApiKey(HttpApiGroup.make("files").add(…))      // Authorization: Bearer <API key>

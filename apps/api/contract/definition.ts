@@ -1,8 +1,8 @@
 /**
  * The /v1 HTTP surface as one HttpApi: routing, request decoding, success encoding, the
  * OpenAPI description and the edge's facts (who calls, rate bucket, idempotency, scopes: see
- * edge/annotations.ts and edge/declare.ts) all come from here. Errors carry their own status;
- * the edge (apps/api/edge) renders every one of them as an RFC 9457 problem.
+ * annotations.ts and declare.ts) all come from here. Errors carry their own status;
+ * the edge (apps/api/server/edge) renders every one of them as an RFC 9457 problem.
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
@@ -26,7 +26,7 @@ import { PaymentWebhookGroup } from "./groups/payments.js"
 import { WebhooksGroup } from "./groups/webhooks.js"
 import { OperationsGroup } from "./groups/operations.js"
 
-/** JSON bodies are decoded strictly (edge/strict.ts): an unknown field is `422 invalid_request`. */
+/** JSON bodies are decoded strictly (strict.ts): an unknown field is `422 invalid_request`. */
 const strict = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ parseOptions: STRICT }) as S
 
 export { Authentication } from "./middleware.js"
@@ -196,6 +196,6 @@ export const HushApi = HttpApi.make("hush")
   .addError(InsufficientScope)
   .addError(RequestTooLarge)
   .addError(InternalError)
-  // its reference documents are built from the same groups: openapi/documents.ts
+  // its reference documents are built from the same groups: apps/api/server/openapi/documents.ts
 
 export { CompleteIn }

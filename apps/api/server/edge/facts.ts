@@ -44,7 +44,7 @@ const build = () => {
     onEndpoint: ({ endpoint, group, mergedAnnotations, middleware: used }) => {
       const middleware = used as ReadonlySet<unknown>
       if (!middleware.has(EdgeRules)) {
-        throw new Error(`endpoint ${group.identifier}.${endpoint.name} is not behind the edge: make its group with edge/declare.ts`)
+        throw new Error(`endpoint ${group.identifier}.${endpoint.name} is not behind the edge: make its group with apps/api/contract/declare.ts`)
       }
       const caller: CallerKind = middleware.has(Authentication) ? "key" : middleware.has(DashboardSession) ? "session" : "none"
       const declared = Context.getOption(mergedAnnotations, RateBucket)

@@ -5,7 +5,7 @@
  * before anything else runs, answers unknown paths (404) and wrong methods (405 with
  * `Allow`), renders every error, from any layer, as an RFC 9457 problem, and marks the answers
  * of `NoStore` endpoints `Cache-Control: no-store`, problems included. What depends
- * on the endpoint runs after routing, in its HttpApi middleware (edge/middleware.ts).
+ * on the endpoint runs after routing, in its HttpApi middleware (apps/api/contract/middleware.ts).
  */
 import {
   HttpApiBuilder, HttpApiError, type HttpApp, HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse

@@ -26,7 +26,7 @@ const messageOf = (message: string) => {
   return cut.replace(QUOTED_STRING, (quoted) => excerpt(quoted))
 }
 
-/** The first issue decides the field; the detail lists up to five (a body is decoded to its first: edge/strict.ts). */
+/** The first issue decides the field; the detail lists up to five (a body is decoded to its first: contract/strict.ts). */
 export const invalidFromIssues = (issues: ReadonlyArray<Issue>, status: 400 | 422, what: string): InvalidRequest => {
   const first = issues[0]
   if (first === undefined) return new InvalidRequest({ status, detail: `the ${what} is invalid` })

@@ -1,4 +1,4 @@
-/** `GET /metrics` and `GET /readyz` (operations/group.ts). */
+/** `GET /metrics` and `GET /readyz` (apps/api/contract/groups/operations.ts). */
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { NotFound, Unauthorized } from "../../../../core/errors.js"
