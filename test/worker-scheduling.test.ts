@@ -13,7 +13,7 @@ import { DenoiseProvider } from "../core/ports/denoise-provider.js"
 import { createAccountWithKeys } from "../core/services/accounts.js"
 import { authenticate } from "../core/services/caller.js"
 import { completeFile, createFile, validateFile } from "../core/services/files.js"
-import { JobQueuedLive } from "../core/services/job-queued.js"
+import { layerJobQueued } from "../core/services/job-queued.js"
 import { createDenoiseJob, getJob } from "../core/services/jobs.js"
 import { coreEnvironment } from "./support/env.js"
 
@@ -153,7 +153,7 @@ describe("worker scheduling", () => {
             yield* until(() => Effect.map(getJob(job.caller, job.id), (found) => found.status === "succeeded"))
             yield* Fiber.interrupt(worker)
           }),
-          JobQueuedLive
+          layerJobQueued
         )
         const worker = yield* idle("v")
         yield* Effect.sleep(Duration.millis(200))

@@ -2,7 +2,7 @@ import { Layer } from "effect"
 import { MemoryOperationalStats } from "./operational-stats.js"
 import { MemoryPaymentRepositories } from "./payments.js"
 import { MemoryLifecycleRepo, MemoryRepositories } from "./repositories.js"
-import { MemoryDbLive, MemoryTransactor } from "./store.js"
+import { layerMemoryDb, MemoryTransactor } from "./store.js"
 import { MemoryUsageRepo } from "./usage.js"
 import { MemoryUserRepositories } from "./users.js"
 import { MemoryWebhookRepo } from "./webhooks.js"
@@ -19,4 +19,4 @@ export * from "./webhooks.js"
 export const MemoryPersistence = Layer.mergeAll(
   MemoryRepositories, MemoryLifecycleRepo, MemoryUserRepositories, MemoryUsageRepo, MemoryPaymentRepositories, MemoryWebhookRepo,
   MemoryTransactor, MemoryOperationalStats
-).pipe(Layer.provide(MemoryDbLive))
+).pipe(Layer.provide(layerMemoryDb))

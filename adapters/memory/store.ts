@@ -107,7 +107,7 @@ export const makeMemoryDatabase = Effect.gen(function*() {
   } satisfies MemoryDatabase
 })
 
-export const MemoryDbLive = Layer.scoped(MemoryDb, makeMemoryDatabase)
+export const layerMemoryDb = Layer.scoped(MemoryDb, makeMemoryDatabase)
 
 export const MemoryTransactor = Layer.effect(
   Transactor,

@@ -188,7 +188,7 @@ const makeKeyCache = (connection: pg.ClientConfig) =>
  * listens as PostgresKeyCacheListen says; with "pool" and no PgClient in context, or one made
  * from a pool (no connection settings to copy), it keeps nothing.
  */
-export const PostgresKeyCacheLive = Layer.scoped(
+export const layerPostgresKeyCache = Layer.scoped(
   PostgresKeyCache,
   Effect.gen(function*() {
     const listen = yield* PostgresKeyCacheListen

@@ -20,7 +20,7 @@ import { PostgresUsageRepo } from "./usage.js"
 import { PostgresUserRepositories } from "./users.js"
 import { PostgresPaymentRepositories } from "./payments.js"
 import { PostgresWebhookRepo } from "./webhooks.js"
-import { PostgresKeyCache, PostgresKeyCacheLive } from "./key-cache.js"
+import { PostgresKeyCache, layerPostgresKeyCache } from "./key-cache.js"
 import { repositoryStatements } from "./statements.js"
 import { orFault, refuse } from "./errors.js"
 import { accounts, apiKeys, creditHolds, creditLots, files, idempotencyKeys, jobs, ledgerEntries } from "./rows.js"
@@ -362,6 +362,6 @@ export const PostgresLifecycleRepo = Layer.effect(LifecycleRepo, Effect.map(repo
 
 /** Every repository port over the SqlClient in context. */
 export const PostgresRepositories = Layer.mergeAll(
-  Layer.provideMerge(Layer.merge(PostgresAccountRepo, PostgresKeyRepo), PostgresKeyCacheLive), PostgresFileRepo, PostgresJobRepo, PostgresWalletRepo, PostgresIdempotencyRepo,
+  Layer.provideMerge(Layer.merge(PostgresAccountRepo, PostgresKeyRepo), layerPostgresKeyCache), PostgresFileRepo, PostgresJobRepo, PostgresWalletRepo, PostgresIdempotencyRepo,
   PostgresLifecycleRepo, PostgresUserRepositories, PostgresUsageRepo, PostgresPaymentRepositories, PostgresWebhookRepo
 )

@@ -44,7 +44,7 @@ export const SAMPLE_STORAGE_KEY = "samples/test-mode.mp3"
 const sampleStorageKey = (format: OutputFormat) => `samples/test-mode.${OUTPUT_FORMATS[format].extension}`
 
 /** Puts the shipped sample into the blob store once, in every output format; every test-mode job returns one. */
-export const TestSampleLive = Layer.effect(TestSample, Effect.gen(function*() {
+export const layerTestSample = Layer.effect(TestSample, Effect.gen(function*() {
   const blobs = yield* BlobStore
   const store = (format: OutputFormat) => Effect.gen(function*() {
     const key = sampleStorageKey(format)
@@ -265,5 +265,5 @@ export const coreLayer = (
         Layer.unwrapEffect(Effect.map(Effect.promise(() => import("../../adapters/redis/rate-limiter.js")), (redis) => redis.makeRedisRateLimiter(url)))
     }),
     storage,
-    TestSampleLive.pipe(Layer.provide(storage))
+    layerTestSample.pipe(Layer.provide(storage))
   )

@@ -13,9 +13,9 @@ import type { Limits } from "../../core/domain/limits.js"
 import type { PasswordHasher } from "../../core/ports/password-hasher.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
 import type { apiLayer as ApiLayer } from "../api/server/server.js"
-import { JobQueuedLive } from "../../core/services/job-queued.js"
+import { layerJobQueued } from "../../core/services/job-queued.js"
 import { HUSH_VERSION } from "../../core/version.js"
-import { WorkerLive, type WorkerOptions } from "../worker/background.js"
+import { layerWorker, type WorkerOptions } from "../worker/background.js"
 import { type HushConfig, loadConfig } from "./config.js"
 import { signedUrlOrigins } from "../../adapters/s3/config.js"
 import { metricsPortLayer } from "./metrics-port.js"
@@ -77,7 +77,7 @@ export const compose = (config: HushConfig, keys: DeploymentKeys, options: Compo
   /** The job loop and the lifecycle sweeper (with the blob store's housekeeping); needs the core. */
   const worker = (overrides: WorkerOverrides = {}) => {
     const { provider, ...settings } = overrides
-    return WorkerLive({ concurrency: config.workerConcurrency, ...settings, housekeeping: storage.housekeeping }).pipe(
+    return layerWorker({ concurrency: config.workerConcurrency, ...settings, housekeeping: storage.housekeeping }).pipe(
       Layer.provide(provider ?? denoiseProviderLayer(config))
     )
   }
@@ -86,7 +86,7 @@ export const compose = (config: HushConfig, keys: DeploymentKeys, options: Compo
     config.workerEnabled === false
       ? api(app, httpServer)
       // one signal for both: a job created through the API wakes the worker at once
-      : Layer.merge(api(app, httpServer), worker()).pipe(Layer.provide(JobQueuedLive))
+      : Layer.merge(api(app, httpServer), worker()).pipe(Layer.provide(layerJobQueued))
   /**
    * The process's logger and level (HUSH_LOG_FORMAT, HUSH_LOG_LEVEL) and its tracer
    * (OTEL_EXPORTER_OTLP_ENDPOINT): the entry points provide it below everything they run.

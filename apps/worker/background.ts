@@ -25,7 +25,7 @@ export interface WorkerOptions {
 
 export const workerOwner = () => `worker-${hostname()}-${process.pid}`
 
-export const WorkerLive = (options: WorkerOptions = {}) =>
+export const layerWorker = (options: WorkerOptions = {}) =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const owner = workerOwner()
     yield* Effect.logInfo(`worker ${owner} claiming live jobs`)

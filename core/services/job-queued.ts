@@ -13,7 +13,7 @@ export class JobQueued extends Context.Tag("JobQueued")<JobQueued, {
   readonly next: Effect.Effect<void>
 }>() {}
 
-export const JobQueuedLive: Layer.Layer<JobQueued> = Layer.effect(
+export const layerJobQueued: Layer.Layer<JobQueued> = Layer.effect(
   JobQueued,
   Effect.map(Queue.sliding<void>(1), (queue) => ({ notify: Effect.asVoid(Queue.offer(queue, undefined)), next: Queue.take(queue) }))
 )

@@ -41,7 +41,7 @@ const VALIDATION_CONCURRENCY = 2
 /** Storage faults during validation are retried; the audio's own verdict is final. */
 const storageRetry = Schedule.exponential(Duration.millis(200)).pipe(Schedule.intersect(Schedule.recurs(4)))
 
-export const BackgroundLive = Layer.scoped(Background, Effect.gen(function*() {
+export const layerBackground = Layer.scoped(Background, Effect.gen(function*() {
   const context = yield* Effect.context<Needs>()
   const fibers = yield* FiberSet.make()
   const decoders = yield* makeFairShare(VALIDATION_CONCURRENCY)

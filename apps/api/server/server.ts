@@ -1,16 +1,16 @@
 /** The HTTP app: the HttpApi, its handlers, the edge, storage and page routes. */
 import { HttpApiBuilder, HttpMiddleware } from "@effect/platform"
 import { Layer, Option } from "effect"
-import { BackgroundLive } from "./background.js"
+import { layerBackground } from "./background.js"
 import { ServerInfo } from "./context.js"
 import { HushApi } from "../contract/definition.js"
-import { EdgeLive, TrustedProxies } from "./edge/index.js"
+import { layerEdge, TrustedProxies } from "./edge/index.js"
 import type { Cidr } from "../../../core/rules/ip-address.js"
 import { routeOfRequest } from "./edge/observe.js"
-import { EdgeRulesLive } from "./edge/rules.js"
+import { layerEdgeRules } from "./edge/rules.js"
 import { ErrorsBaseUrl, errorsBaseUrlOf } from "./edge/problem.js"
 import { AccountHandlers } from "./handlers/account.js"
-import { AuthenticationLive } from "./handlers/auth.js"
+import { layerAuthentication } from "./handlers/auth.js"
 import { FilesHandlers } from "./handlers/files.js"
 import { JobsHandlers } from "./handlers/jobs.js"
 import { WebhooksHandlers } from "./handlers/webhooks.js"
@@ -20,14 +20,14 @@ import { DashboardWorkHandlers } from "./handlers/dashboard-work.js"
 import { PaymentWebhookHandlers } from "./handlers/payments.js"
 import { PublicHandlers } from "./handlers/public.js"
 import { AuthHandlers, SessionHandlers } from "./handlers/sessions.js"
-import { BrowserOriginLive, DashboardSessionLive } from "./middleware/session.js"
+import { layerBrowserOrigin, layerDashboardSession } from "./middleware/session.js"
 import { MetricsAccess, type MetricsAccessOptions } from "./operations/access.js"
 import { OperationsHandlers } from "./operations/handlers.js"
-import { DrainingLive } from "./operations/readiness.js"
+import { layerDraining } from "./operations/readiness.js"
 import { FakeCheckoutRoutes } from "./fake-checkout.js"
 import { referenceRoutes } from "./openapi/serve.js"
 import { pageRoutes } from "./pages.js"
-import { StatusProbeLive } from "./status.js"
+import { layerStatusProbe } from "./status.js"
 import { webRoutes } from "./web.js"
 import { HUSH_VERSION } from "../../../core/version.js"
 
@@ -56,20 +56,20 @@ export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
     WebhooksHandlers, DashboardWorkHandlers, DashboardWebhooksHandlers, OperationsHandlers
   ).pipe(
     Layer.provide(Layer.mergeAll(
-      BackgroundLive,
-      DrainingLive,
+      layerBackground,
+      layerDraining,
       Layer.succeed(MetricsAccess, options.metrics ?? { token: Option.none(), ownPort: false }),
-      StatusProbeLive({ gpuConfigured: options.gpuConfigured }),
+      layerStatusProbe({ gpuConfigured: options.gpuConfigured }),
       Layer.succeed(ServerInfo, { version: HUSH_VERSION, env: options.env })
     ))
   )
   const api = HttpApiBuilder.api(HushApi).pipe(
     Layer.provide(handlers),
-    Layer.provide(Layer.mergeAll(AuthenticationLive, BrowserOriginLive, DashboardSessionLive, EdgeRulesLive))
+    Layer.provide(Layer.mergeAll(layerAuthentication, layerBrowserOrigin, layerDashboardSession, layerEdgeRules))
   )
   return HttpApiBuilder.serve().pipe(
     Layer.provide(Layer.mergeAll(
-      storageRoutes, pageRoutes, referenceRoutes(options.publicBaseUrl), webRoutes(options.storageOrigins ?? []), FakeCheckoutRoutes, EdgeLive
+      storageRoutes, pageRoutes, referenceRoutes(options.publicBaseUrl), webRoutes(options.storageOrigins ?? []), FakeCheckoutRoutes, layerEdge
     )),
     Layer.provide(api),
     Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl))),

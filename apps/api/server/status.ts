@@ -22,7 +22,7 @@ const check = <E, R>(probe: Effect.Effect<unknown, E, R>): Effect.Effect<Compone
     Effect.catchAllCause(() => Effect.succeed("down" as const))
   )
 
-export const StatusProbeLive = (options: { readonly gpuConfigured: boolean }) =>
+export const layerStatusProbe = (options: { readonly gpuConfigured: boolean }) =>
   Layer.effect(StatusProbe, Effect.gen(function*() {
     const context = yield* Effect.context<AccountRepo | JobRepo | BlobStore | TestSample>()
     let cached: { at: number; value: PublicStatus } | null = null

@@ -198,7 +198,7 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
   })
 
 /** Installs the edge around every route of the app (HttpApi endpoints, storage and pages). */
-export const EdgeLive = Layer.merge(
+export const layerEdge = Layer.merge(
   HttpApiBuilder.middleware(
     Effect.gen(function*() {
       const ids = yield* IdGenerator

@@ -19,7 +19,7 @@ import { EdgeRules, type EdgeRulesFailure } from "../../contract/middleware.js"
 import { noteRequest } from "./request-facts.js"
 import { takeAddressToken, takeToken } from "./rate-limit.js"
 
-export const EdgeRulesLive = Layer.effect(EdgeRules, Effect.gen(function*() {
+export const layerEdgeRules = Layer.effect(EdgeRules, Effect.gen(function*() {
   // read the facts now: an endpoint outside the edge stops the server here, not on its first request
   yield* Effect.sync(allEndpointFacts)
   const limiter = yield* RateLimiter

@@ -10,7 +10,7 @@ import { takeAddressToken } from "../edge/rate-limit.js"
  * Reads the raw header, so a missing or non-Bearer header is judged by the core's rules too.
  * A request without a valid key draws on its IP's public bucket: a flood of them is 429.
  */
-export const AuthenticationLive = Layer.effect(Authentication, Effect.gen(function*() {
+export const layerAuthentication = Layer.effect(Authentication, Effect.gen(function*() {
   const keys = yield* KeyRepo
   const limiter = yield* RateLimiter
   return {

@@ -54,10 +54,10 @@ export const checkCsrf = (request: HttpServerRequest.HttpServerRequest, expected
     : Either.left(new Forbidden({ detail: "the X-CSRF-Token header does not match this session's token (GET /v1/auth/csrf)" }))
 }
 
-export const BrowserOriginLive = Layer.effect(BrowserOrigin, Effect.map(AccountSettingsConfig, (settings) =>
+export const layerBrowserOrigin = Layer.effect(BrowserOrigin, Effect.map(AccountSettingsConfig, (settings) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => checkBrowserOrigin(request, settings.publicBaseUrl))))
 
-export const DashboardSessionLive = Layer.effect(DashboardSession, Effect.gen(function*() {
+export const layerDashboardSession = Layer.effect(DashboardSession, Effect.gen(function*() {
   const context = yield* Effect.context<SessionRepo | UserRepo | AccountRepo | AccountSettingsConfig>()
   const settings = yield* AccountSettingsConfig
   const limiter = yield* RateLimiter

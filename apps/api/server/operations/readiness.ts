@@ -20,7 +20,7 @@ export interface ReadinessReport {
 export class Draining extends Context.Tag("hush/api/Draining")<Draining, Ref.Ref<boolean>>() {}
 
 /** The flag, set by the API layer's finalizer: the first thing to happen when the node stops. */
-export const DrainingLive = Layer.scoped(Draining, Effect.gen(function*() {
+export const layerDraining = Layer.scoped(Draining, Effect.gen(function*() {
   const draining = yield* Ref.make(false)
   yield* Effect.addFinalizer(() => Ref.set(draining, true))
   return draining
