@@ -8,7 +8,7 @@
 import { Cause, Effect, Exit, Layer, ManagedRuntime, Option, Scope, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { isUnavailable, makeS3BlobStore, sdkErrorInfo, toBlobError } from "../adapters/s3/store.js"
-import { TestSampleLive } from "../apps/runtime/layers.js"
+import { layerTestSample } from "../apps/runtime/layers.js"
 import { TestSample } from "../core/domain/deployment.js"
 import { BlobError, BlobStore } from "../core/ports/blob-store.js"
 import { type FaultProxy, startFaultProxy } from "./support/fault-proxy.js"
@@ -84,7 +84,7 @@ describe("S3 behind a faulty network", () => {
     await proxy.set({ refuse: true })
     proxy.resetAll()
     const from = Date.now()
-    const starting = ManagedRuntime.make(TestSampleLive.pipe(Layer.provide(Layer.succeed(BlobStore, await runtime.runPromise(BlobStore)))))
+    const starting = ManagedRuntime.make(layerTestSample.pipe(Layer.provide(Layer.succeed(BlobStore, await runtime.runPromise(BlobStore)))))
     const started = starting.runPromiseExit(TestSample)
     await new Promise((resolve) => setTimeout(resolve, 1_500))
     await proxy.heal()
