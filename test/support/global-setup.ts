@@ -20,27 +20,12 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtemp, rm } from "node:fs/promises"
-import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect, Exit, Scope } from "effect"
 import { openEmbeddedPostgres } from "../../adapters/embedded-postgres/index.js"
-import { freePort } from "./ports.js"
-
-const answers = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect({ host: "127.0.0.1", port, timeout: 1_000 })
-    socket.once("connect", () => {
-      socket.destroy()
-      resolve(true)
-    })
-    socket.once("error", () => resolve(false))
-    socket.once("timeout", () => {
-      socket.destroy()
-      resolve(false)
-    })
-  })
+import { freePort, portAnswers } from "./ports.js"
 
 const startEmbeddedPostgres = async () => {
   const dir = await mkdtemp(join(tmpdir(), "hush-test-pg-"))
@@ -76,7 +61,7 @@ const startRedis = async () => {
     "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "yes"
   ], { stdio: "ignore" })
   const deadline = Date.now() + 10_000
-  while (!(await answers(port))) {
+  while (!(await portAnswers(port))) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not start on port ${port}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
@@ -95,12 +80,12 @@ const startRedis = async () => {
 export default async function setup() {
   execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: fileURLToPath(new URL("../..", import.meta.url)), stdio: "inherit" })
   const stops: Array<() => Promise<void>> = []
-  if (process.env.TEST_DATABASE_URL === undefined && (process.env.TEST_POSTGRES === "embedded" || !(await answers(5432)))) {
+  if (process.env.TEST_DATABASE_URL === undefined && (process.env.TEST_POSTGRES === "embedded" || !(await portAnswers(5432)))) {
     const postgres = await startEmbeddedPostgres()
     process.env.TEST_DATABASE_URL = postgres.url
     stops.push(postgres.stop)
   }
-  if (process.env.TEST_REDIS_URL === undefined && (process.env.TEST_REDIS === "server" || !(await answers(6379)))) {
+  if (process.env.TEST_REDIS_URL === undefined && (process.env.TEST_REDIS === "server" || !(await portAnswers(6379)))) {
     if (await onPath("redis-server")) {
       const redis = await startRedis()
       process.env.TEST_REDIS_URL = redis.url

@@ -14,13 +14,12 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Exit, Scope } from "effect"
 import { openEmbeddedPostgres } from "../../../adapters/embedded-postgres/index.js"
 import { type FaultProxy, startFaultProxy } from "../fault-proxy.js"
-import { freePort } from "../ports.js"
+import { freePort, portAnswers } from "../ports.js"
 import { type HushProcess, runCli, startProcess, waitForHealth } from "../process.js"
 import { type RunningS3rver, startS3rver } from "../s3rver.js"
 
@@ -40,20 +39,6 @@ export interface Member {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-const answers = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect({ host: "127.0.0.1", port, timeout: 1_000 })
-    socket.once("connect", () => {
-      socket.destroy()
-      resolve(true)
-    })
-    socket.once("error", () => resolve(false))
-    socket.once("timeout", () => {
-      socket.destroy()
-      resolve(false)
-    })
-  })
 
 /** The settings every Hush process of the fleet shares (its own PORT, URLs and proxies apart). */
 export const FLEET_SETTINGS = {
@@ -132,7 +117,7 @@ export const startFleet = async (options: { readonly log: (line: string) => void
     if (redis !== undefined && redis.exitCode === null) return
     redis = spawn("redis-server", ["--port", String(redisPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" })
     const deadline = Date.now() + 10_000
-    while (!(await answers(redisPort))) {
+    while (!(await portAnswers(redisPort))) {
       if (Date.now() > deadline) throw new Error(`redis-server did not start on port ${redisPort}`)
       await sleep(50)
     }
