@@ -6,6 +6,7 @@ import { expect } from "vitest"
 import { listOutbox, type OutboxMessage } from "../../adapters/mail/outbox.js"
 import type { TestServer } from "../support/server.js"
 import { type Reply, sleep } from "./helpers.js"
+import { jsonOrUndefined } from "../support/json.js"
 
 export interface SetCookie {
   readonly name: string
@@ -59,12 +60,7 @@ export class Browser {
     const url = path.startsWith("http") ? path : `${this.server.baseUrl}${path}`
     const response = await fetch(url, { method, headers, body, redirect: "manual" })
     const text = await response.text()
-    let json: any
-    try {
-      json = text === "" ? undefined : JSON.parse(text)
-    } catch {
-      json = undefined
-    }
+    const json = jsonOrUndefined(text)
     const setCookies = response.headers.getSetCookie().map(parseSetCookie)
     for (const cookie of setCookies) {
       if (cookie.value === "" || cookie.attributes.get("max-age") === "0") this.cookies.delete(cookie.name)

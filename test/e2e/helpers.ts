@@ -8,6 +8,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { expect } from "vitest"
 import type { TestServer } from "../support/server.js"
+import { jsonOrUndefined } from "../support/json.js"
 
 export interface Reply<T = any> {
   readonly status: number
@@ -39,12 +40,7 @@ export const call = async (server: TestServer, method: string, path: string, opt
   const url = path.startsWith("http") ? path : `${server.baseUrl}${path}`
   const response = await fetch(url, { method, headers, body })
   const text = await response.text()
-  let json: unknown
-  try {
-    json = text === "" ? undefined : JSON.parse(text)
-  } catch {
-    json = undefined
-  }
+  const json: unknown = jsonOrUndefined(text)
   return { status: response.status, headers: response.headers, text, json }
 }
 

@@ -9,6 +9,7 @@
  */
 
 import { RUNNING_TAKEOVER_MS } from "../../../apps/api/server/edge/idempotency.js"
+import { jsonOrUndefined } from "../json.js"
 
 /** How long one attempt waits for its answer. */
 export const CLIENT_TIMEOUT_MS = 30_000
@@ -65,12 +66,7 @@ export class ChaosClient {
     try {
       const response = await fetch(url, { method, headers, body, redirect: "manual", signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) })
       const text = await response.text()
-      let json: any
-      try {
-        json = text === "" ? undefined : JSON.parse(text)
-      } catch {
-        json = undefined
-      }
+      const json = jsonOrUndefined(text)
       return { status: response.status, headers: response.headers, text, json }
     } catch (error) {
       const name = (error as { name?: string }).name
