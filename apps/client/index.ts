@@ -12,6 +12,9 @@
  *   retries), or the key set with `withIdempotencyKey` around the call, so a retried create
  *   can never act twice.
  *
+ * Test mode: with a `hush_test_…` key every job succeeds at once and is never charged, and its
+ * output is Hush's sample clip, not the audio sent (decisions.md, Test mode; the job's `mode`).
+ *
  * ```ts
  * const program = Effect.gen(function*() {
  *   const hush = yield* makeHushClient({ apiKey: process.env.HUSH_API_KEY!, baseUrl: "https://api.hush.example" })
