@@ -9,16 +9,23 @@
  * `succeeded` (retried) or `failed` with `provider_error`, never charged (the hold released,
  * the credits back), never stuck. Without a GPU provider the model is `retired`.
  *
+ * A succeeded GPU job has its report, measured by Hush on the stored input and output (the host
+ * writes the output straight to storage); a report that cannot be measured leaves it null.
+ *
  * Timings are shrunk (poll 50 ms, per-call timeout 300 ms, retries from 20 ms within 3 s).
  */
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Effect, LogLevel, Redacted } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { DENOISE_PRO } from "../core/domain/catalog.js"
 import { JobRules } from "../core/rules/index.js"
 import { WalletRepo } from "../core/ports/repositories.js"
 import { type Fault, type FakeGpuOptions, type FakeGpuProvider, SAMPLE_MP3, startFakeGpuProvider, times } from "./support/fake-gpu-provider.js"
+import { loudnessOf } from "./support/audio-fixtures.js"
 import { startTestServer, type TestServer } from "./support/server.js"
-import { call, credits, denoise, expectJobShape, expectProblem, readyFile, tone, waitForJob } from "./e2e/helpers.js"
+import { call, credits, denoise, expectJobShape, expectProblem, junk, readyFile, tone, waitForJob } from "./e2e/helpers.js"
 
 const CREDIT = 1_000_000
 /** 12 s of audio at 300 micros a second. */
@@ -91,6 +98,7 @@ const expectSucceededCharged = async (liveKey: string, job: any) => {
   const download = await fetch(link.json.url)
   expect(download.status).toBe(200)
   expect(Buffer.from(await download.arrayBuffer()).equals(Buffer.from(SAMPLE_MP3))).toBe(true)
+  expect(job.report).not.toBeNull()
 }
 
 /** Failed with provider_error, never charged: the hold released, the credits back. */
@@ -129,6 +137,37 @@ describe("the GPU model over HTTP, GPU provider configured", () => {
     expect(fake.inputs).toHaveLength(1)
     expect(Buffer.from(fake.inputs[0].bytes).equals(Buffer.from(tone(12)))).toBe(true)
     expect(fake.cancels).toEqual([])
+  })
+
+  it("a succeeded GPU job reports the input's and the host's output's levels as ffmpeg measures them, to one decimal", async () => {
+    const { job } = await runGpuJob()
+    expect(job.status, JSON.stringify(job)).toBe("succeeded")
+    const dir = await mkdtemp(join(tmpdir(), "hush-gpu-report-"))
+    try {
+      // the input was the 12 s tone; the fake host's output is the sample MP3
+      await writeFile(join(dir, "input.wav"), tone(12))
+      await writeFile(join(dir, "output.mp3"), SAMPLE_MP3)
+      const input = await loudnessOf(join(dir, "input.wav"))
+      const output = await loudnessOf(join(dir, "output.mp3"))
+      expect(Object.keys(job.report)).toEqual(["input_loudness_lufs", "output_loudness_lufs", "output_true_peak_dbtp", "noise_reduction_db"])
+      expect(Math.abs(job.report.input_loudness_lufs - input.integrated), JSON.stringify({ report: job.report, input })).toBeLessThanOrEqual(0.2)
+      expect(Math.abs(job.report.output_loudness_lufs - output.integrated), JSON.stringify({ report: job.report, output })).toBeLessThanOrEqual(0.2)
+      expect(Math.abs(job.report.output_true_peak_dbtp - output.truePeak), JSON.stringify({ report: job.report, output })).toBeLessThanOrEqual(0.5)
+      for (const value of Object.values(job.report) as Array<number>) {
+        expect(Number.isFinite(value)).toBe(true)
+        expect(Math.round(value * 10) / 10).toBe(value)
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("an output that cannot be measured (not audio) leaves the job succeeded and charged, without a report", async () => {
+    const { job } = await runGpuJob({ output: junk(4096) })
+    expect(job.status, JSON.stringify(job)).toBe("succeeded")
+    expect(job.cost.charged_micros).toBe(COST)
+    expect(job.report).toBeNull()
+    expect(logs.filter((line) => line.includes(`jobId=${job.id}`)).some((line) => /report could not be measured/.test(line))).toBe(true)
   })
 
   it("an RNNoise job on the same deployment still runs on the built-in worker, not the GPU host", async () => {

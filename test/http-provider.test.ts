@@ -116,7 +116,8 @@ const storedOutput = (key: string) =>
 
 const expectOutput = async (result: Awaited<ReturnType<typeof denoiseWith>>) => {
   expect(Exit.isSuccess(result.exit), Exit.isFailure(result.exit) ? Cause.pretty(result.exit.cause) : "").toBe(true)
-  if (Exit.isSuccess(result.exit)) expect(result.exit.value).toEqual({ sizeBytes: SAMPLE_MP3.length })
+  // INPUT is no audio, so its levels cannot be measured: no report (the report over HTTP: http-provider-e2e)
+  if (Exit.isSuccess(result.exit)) expect(result.exit.value).toEqual({ sizeBytes: SAMPLE_MP3.length, report: null })
   expectSameBytes(await runtime.runPromise(readAll(result.request.outputKey)), SAMPLE_MP3)
 }
 

@@ -10,11 +10,23 @@
  * model has run, so the host gets the one part URL of a single-part multipart upload (it
  * accepts any length up to `max_bytes`) and reports the ETag of its PUT; completing the upload
  * with that ETag makes the object.
+ *
+ * The report (decisions.md, Denoise options: Report): the host writes the output straight to
+ * storage, so this process never sees its audio on the way. The input's levels are measured
+ * while the host runs the job (a decode of the stored input, concurrent with the wait), the
+ * output's after it succeeded (a decode of the stored output): two decodes the built-in runner
+ * does not need, each bounded (adapters/rnnoise/measure.ts: the validated duration plus a
+ * margin of audio, CPU and wall time of a minute plus 0.2 s per audio second). A measurement
+ * that fails leaves the job without a report, never fails it: the host did the work.
  */
-import { Clock, Duration, Effect, Either, Exit, Layer, Option, Redacted, Ref } from "effect"
+import { Clock, Duration, Effect, Either, Exit, Fiber, Layer, Option, Redacted, Ref } from "effect"
+import type { AudioReportRecord } from "../../core/domain/audio-report.js"
 import { OUTPUT_FORMATS, type OutputFormat } from "../../core/domain/denoise-options.js"
 import { BlobStore } from "../../core/ports/blob-store.js"
-import { DenoiseProvider, type DenoiseRequest, ProviderFailure } from "../../core/ports/denoise-provider.js"
+import { DenoiseProvider, type DenoiseRequest, type DenoiseResult, ProviderFailure } from "../../core/ports/denoise-provider.js"
+import { audioReport, type Measured } from "../rnnoise/loudness.js"
+import { type MeasureFailed, measureLevels } from "../rnnoise/measure.js"
+import { DECODE_MARGIN_SECONDS } from "../rnnoise/provider.js"
 import { type CallSpec, type Client, DEFAULT_RETRY, makeClient, type RetryPolicy } from "./client.js"
 import { decodeRemoteJob, type RemoteJob, type Submission } from "./protocol.js"
 
@@ -37,6 +49,8 @@ export interface HttpProviderOptions {
   readonly retry?: Partial<RetryPolicy>
   /** The signed URLs stay valid this long past the deadline. Default 15 minutes. */
   readonly urlGraceMs?: number
+  /** The ffmpeg that decodes input and output for the report. Default `ffmpeg`. */
+  readonly ffmpegPath?: string
 }
 
 const MiB = 1024 * 1024
@@ -225,7 +239,29 @@ export const makeHttpProviderService = (options: HttpProviderOptions) =>
         return { sizeBytes: stat.value.sizeBytes }
       })
 
-    const denoise = (request: DenoiseRequest): Effect.Effect<{ readonly sizeBytes: number }, ProviderFailure> =>
+    /** The levels of a stored object (input or output), decoded no further than the validated duration allows. */
+    const levelsOf = (request: DenoiseRequest, key: string, truePeak: boolean) =>
+      measureLevels(store.read(key), { ffmpegPath: options.ffmpegPath, maxSeconds: request.durationSeconds + DECODE_MARGIN_SECONDS, truePeak })
+
+    /**
+     * The report from the input's levels (measured meanwhile) and the output's. The host's
+     * loudness gain is not known: with a target it is taken as the programme's level change (the
+     * denoiser's own is a few tenths), without one it is none (level unchanged).
+     */
+    const report = (request: DenoiseRequest, input: Fiber.Fiber<Measured, MeasureFailed>) =>
+      Effect.gen(function*() {
+        const before = yield* Fiber.join(input)
+        const after = yield* levelsOf(request, request.outputKey, true)
+        const gainDb = request.loudness === null || !Number.isFinite(before.integratedLufs) || !Number.isFinite(after.integratedLufs)
+          ? 0
+          : after.integratedLufs - before.integratedLufs
+        return audioReport(before, after, gainDb)
+      }).pipe(
+        Effect.catchAll((failure) => Effect.as(Effect.logWarning(`the GPU job's report could not be measured: ${failure.message}`), null)),
+        stepSpan("job.measure", request)
+      )
+
+    const denoise = (request: DenoiseRequest): Effect.Effect<DenoiseResult, ProviderFailure> =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const urlsExpireAt = now + deadlineMs + urlGraceMs
@@ -267,6 +303,8 @@ export const makeHttpProviderService = (options: HttpProviderOptions) =>
           expires_at: new Date(urlsExpireAt).toISOString()
         }
         const active = yield* Ref.make(Option.none<string>())
+        // measured while the host works; interrupted with this fiber when the job fails
+        const inputLevels = yield* Effect.fork(levelsOf(request, request.inputKey, false))
         const finished = yield* track(request, submission, active).pipe(
           // Stopped while the host still runs it (interrupted, past the deadline, given up on): cancel.
           Effect.onExit((exit) =>
@@ -284,10 +322,12 @@ export const makeHttpProviderService = (options: HttpProviderOptions) =>
           Effect.tapError(() => Effect.ignore(store.abortMultipart({ key: request.outputKey, uploadId: target.uploadId })))
         )
         // the host put the output; completing its upload makes the object
-        return yield* collect(request, finished, target.uploadId).pipe(
+        const { sizeBytes } = yield* collect(request, finished, target.uploadId).pipe(
           Effect.tap(({ sizeBytes }) => Effect.annotateCurrentSpan("hush.bytes", sizeBytes)),
           stepSpan("job.upload", request, { "hush.format": request.format })
         )
+        const measured: AudioReportRecord | null = yield* report(request, inputLevels)
+        return { sizeBytes, report: measured }
       }).pipe(Effect.annotateLogs({ provider: name }))
 
     return DenoiseProvider.of({ providers: [name], denoise })

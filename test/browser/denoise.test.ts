@@ -5,7 +5,8 @@
  * download decodes to the input's length with the noise-only lead-in much quieter. A file over
  * 100 MiB goes up as a multipart upload, its parts in parallel and one retried after the store
  * fails it, to a GPU model (the fake GPU host of test/support). A queued job is canceled from
- * its page (on a server without a worker, where jobs stay queued).
+ * its page (on a server without a worker, where jobs stay queued). The second CPU model (GTCRN),
+ * chosen from the models the API lists, runs a short live job whose page shows its report.
  */
 import { createHash } from "node:crypto"
 import { execFileSync } from "node:child_process"
@@ -14,7 +15,7 @@ import { join } from "node:path"
 import type { Browser, Page, Request } from "playwright-core"
 import { Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { DENOISE_PRO } from "../../core/domain/catalog.js"
+import { DENOISE_PRO, GTCRN, RNNOISE } from "../../core/domain/catalog.js"
 import { type FakeGpuProvider, startFakeGpuProvider } from "../support/fake-gpu-provider.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { launchChromium } from "./chromium.js"
@@ -108,6 +109,36 @@ describe("denoising in the browser", () => {
     expect(leadOut, `noise alone: ${leadIn.toFixed(1)} dBFS in, ${leadOut.toFixed(1)} dBFS out`).toBeLessThan(leadIn - 10)
     await context.close()
   }, 180_000)
+
+  it("GTCRN chosen from the models the API lists: a short live job succeeds and its page shows the report", async () => {
+    const context = await newContext(server)
+    const customer = await signedUpCustomer(server, context, 1_000_000)
+    const page = customer.page
+    await open(page, "/dashboard/new", "Denoise a file")
+    // the Model menu offers every live denoise model of GET /v1/models, both CPU models among them
+    const listed = (await inPage(page, "GET", "/v1/models")).json.data
+      .filter((m: any) => m.task === "denoise" && m.status === "live").map((m: any) => m.id)
+    expect(listed).toEqual(expect.arrayContaining([RNNOISE.id, GTCRN.id]))
+    const offered = await page.getByLabel("Model").locator("option").evaluateAll((options) => options.map((o) => (o as unknown as { value: string }).value))
+    expect(offered).toEqual(["", ...listed])
+
+    await upload(page, noisySpeech("gtcrn take.wav"), { model: GTCRN.id })
+    await page.waitForURL(/\/dashboard\/jobs\/job_[a-z2-7]+$/)
+    await expect.poll(() => statusOf(page), { timeout: 60_000 }).toBe("succeeded")
+    const jobId = page.url().split("/").pop()!
+    const job = (await inPage(page, "GET", `/v1/dashboard/jobs/${jobId}`)).json
+    expect(job).toMatchObject({ model: GTCRN.id, status: "succeeded", mode: "live" })
+    expect(job.report).not.toBeNull()
+    // the report as the page words it: one decimal, a true minus sign
+    const db = (value: number, unit: string) => `${value.toFixed(1)} ${unit}`.replace("-", "−")
+    const { input_loudness_lufs, output_loudness_lufs, output_true_peak_dbtp, noise_reduction_db } = job.report
+    expect(await page.getByTestId("report").innerText()).toBe(
+      `Loudness ${db(input_loudness_lufs, "LUFS")} in, ${db(output_loudness_lufs, "LUFS")} out; ` +
+      `true peak ${db(output_true_peak_dbtp, "dBTP")}; noise floor lowered by ${db(noise_reduction_db, "dB")}`
+    )
+    expect(noise_reduction_db).toBeGreaterThan(3)
+    await context.close()
+  }, 120_000)
 
   it("over 100 MiB: a multipart upload in parallel parts with a progress bar, one part retried after the store fails it, to a GPU job", async () => {
     const big = join(scratchDir("big"), "long recording.wav")

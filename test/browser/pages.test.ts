@@ -4,7 +4,8 @@
  * delivery): no axe violation, nothing wider than the window, no table cell or button outside
  * it, and a screenshot of each (`SCREENSHOTS=docs/screenshots`). The ledger's and the usage
  * page's numbers are checked against the API's own answers, the chart's values by keyboard and
- * pointer, and a test job's page says its output is the sample clip and nothing was charged.
+ * pointer, and a test job's page (its notice and its output's player) and the test jobs' list say
+ * its output is the sample clip and nothing was charged.
  */
 import type { Browser } from "playwright-core"
 import { readFileSync } from "node:fs"
@@ -92,7 +93,16 @@ describe("every page at 1280 and 375 px", () => {
       }
       await open(page, `/dashboard/jobs/${jobs.test}?mode=test`, "trial.wav")
       await page.getByText("Test mode: the output is Hush's sample clip, not your audio, and nothing was charged.").waitFor()
+      // the output's player says the same where the result plays; a test job has no report
+      expect(await page.locator("figcaption", { hasText: "Output" }).innerText()).toBe("Output (the sample clip: test mode)")
+      expect(await page.getByTestId("report").count()).toBe(0)
       await checkPage(page, `job-test-${width}`)
+      // the jobs list, filtered to test jobs, says it too
+      await open(page, "/dashboard/jobs", "Jobs")
+      await page.getByLabel("Mode", { exact: true }).selectOption("test")
+      await page.getByRole("button", { name: "Filter" }).click()
+      await page.getByRole("rowheader", { name: "trial.wav" }).waitFor()
+      await page.getByText("Test jobs return Hush's sample clip, not your audio, and are never charged.").waitFor()
       // webhooks, with an endpoint's deliveries shown
       await open(page, "/dashboard/webhooks", "Webhooks")
       await page.getByRole("button", { name: `Deliveries to ${receiver.url}` }).click()

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeNoisySpeech, probeAudio } from "../support/audio-fixtures.js"
+import { loudnessOf, makeNoisySpeech, probeAudio } from "../support/audio-fixtures.js"
 import { hush } from "../support/cli.js"
 import { startStorageProxy, type StorageProxy } from "../support/storage-proxy.js"
 import { startTestServer, type TestServer } from "../support/server.js"
@@ -62,17 +62,6 @@ afterAll(async () => {
   await proxy?.close()
   await rm(dir, { recursive: true, force: true })
 })
-
-/** Integrated loudness and true peak as ffmpeg's ebur128 reads them. */
-const loudnessOf = async (file: string) => {
-  const { stderr } = await run("ffmpeg", ["-hide_banner", "-nostats", "-nostdin", "-i", file, "-af", "ebur128=peak=true", "-f", "null", "-"],
-    { maxBuffer: 64 * 1024 * 1024 })
-  const summary = stderr.slice(stderr.lastIndexOf("Summary:"))
-  return {
-    integrated: Number(/I:\s+(-?[\d.]+) LUFS/.exec(summary)?.[1]),
-    truePeak: Number(/True peak:\s+Peak:\s+(-?[\d.]+|-inf) dBFS/.exec(summary)?.[1])
-  }
-}
 
 /** Decoded by ffmpeg at the file's own rate: interleaved floats. */
 const decode = async (file: string) => {

@@ -87,6 +87,17 @@ export const decodeToFloat = (input: string | Uint8Array): Promise<Float32Array>
     else child.stdin.end(input)
   })
 
+/** Integrated loudness (LUFS) and true peak (dBTP) as ffmpeg's ebur128 reads them: an independent meter. */
+export const loudnessOf = async (file: string) => {
+  const { stderr } = await run("ffmpeg", ["-hide_banner", "-nostats", "-nostdin", "-i", file, "-af", "ebur128=peak=true", "-f", "null", "-"],
+    { maxBuffer: 64 * 1024 * 1024 })
+  const summary = stderr.slice(stderr.lastIndexOf("Summary:"))
+  return {
+    integrated: Number(/I:\s+(-?[\d.]+) LUFS/.exec(summary)?.[1]),
+    truePeak: Number(/True peak:\s+Peak:\s+(-?[\d.]+|-inf) dBFS/.exec(summary)?.[1])
+  }
+}
+
 export interface ProbedAudio {
   readonly codec: string
   readonly channels: number

@@ -20,16 +20,6 @@ const FINISHED = new Set(["succeeded", "failed", "canceled"])
 const FIRST_POLL_MS = 1_000
 const LONGEST_POLL_MS = 10_000
 
-/** decisions.md, Denoise options: the report of a succeeded live job (added to the Job by the audio pipeline). */
-interface JobReport {
-  readonly input_loudness_lufs: number
-  readonly output_loudness_lufs: number
-  readonly output_true_peak_dbtp: number
-  readonly noise_reduction_db: number
-}
-
-const reportOf = (job: DashboardJobDetail): JobReport | null => (job as { readonly report?: JobReport | null }).report ?? null
-
 const FORMATS: Record<string, string> = {
   mp3: "MP3, 192 kbps", wav: "WAV, 16-bit PCM", flac: "FLAC, lossless", opus: "Opus in Ogg, 96 kbps"
 }
@@ -96,8 +86,8 @@ const useLink = (load: (() => Promise<{ readonly url: string }>) | null, deps: R
 }
 
 const Details = ({ job }: { readonly job: DashboardJobDetail }) => {
-  const report = reportOf(job)
-  const { options, receipt } = job
+  // decisions.md, Denoise options: Report (a succeeded live job's levels; null otherwise)
+  const { options, receipt, report } = job
   return (
     <dl class="details">
       <dt>File</dt><dd>{job.input.filename} <span class="muted">(<code>{job.input.file}</code>)</span></dd>
