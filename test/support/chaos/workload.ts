@@ -56,9 +56,24 @@ export interface Workload {
   readonly checkouts: Array<CheckoutRecord>
   /** Operations the client gave up on (no answer to keep before its deadline), by kind. */
   readonly gaveUp: Map<string, number>
+  /** Per account and mode: files kept after their round, oldest first (what counts toward the retained-bytes quota). */
+  readonly kept: Map<string, Array<UploadRecord>>
+  /** Per account and mode: when each complete was first sent (what counts toward the validations-per-hour quota). */
+  readonly completesSent: Map<string, Array<number>>
 }
 
-export const newWorkload = (): Workload => ({ uploads: [], jobs: [], checkouts: [], gaveUp: new Map() })
+export const newWorkload = (): Workload => ({ uploads: [], jobs: [], checkouts: [], gaveUp: new Map(), kept: new Map(), completesSent: new Map() })
+
+/**
+ * The quotas a careful customer stays under (decisions.md, Files: retained input bytes 250 MB in
+ * test mode, 50 GiB live; 100 validations per hour), with a margin for requests whose answer was
+ * lost: they may have counted without the client knowing.
+ */
+const KEPT_BYTES_BUDGET = { live: 1024 * 1024 * 1024, test: 150 * 1024 * 1024 } as const
+const COMPLETES_PER_HOUR_BUDGET = 85
+const HOUR_MS = 3_600_000
+
+const bucketOf = (account: string, mode: "live" | "test") => `${account}:${mode}`
 
 /** An API-key customer: one account, both modes. */
 export interface KeyCustomer {
@@ -165,6 +180,8 @@ const upload = async (ctx: Context, account: string, mode: "live" | "test", key:
   } else if ((await put(target.url, target.headers ?? {}, bytes, ctx.stop)) === undefined) {
     return giveUp(ctx, "put"), record
   }
+  const sent = ctx.workload.completesSent.get(bucketOf(account, mode)) ?? []
+  ctx.workload.completesSent.set(bucketOf(account, mode), [...sent, Date.now()])
   const completed = await ctx.client.request("POST", `/v1/files/${record.fileId}/complete`, {
     key, idempotencyKey: `complete-${ctx.unique()}`, ...(parts === undefined ? {} : { body: { parts } })
   })
@@ -187,12 +204,46 @@ const poll = async (ctx: Context, path: string, key: string, done: (json: any) =
 
 const TERMINAL = ["succeeded", "failed", "canceled"]
 
-/** One customer's session: upload, job, maybe cancel, wait, download, maybe delete. */
+/** DELETE of a file; true once it is gone (404: an earlier attempt did it and its answer was lost). */
+const deleteFile = async (ctx: Context, key: string, file: UploadRecord) => {
+  const deleted = await ctx.client.request("DELETE", `/v1/files/${file.fileId}`, { key })
+  if (deleted?.status === 204 || deleted?.status === 404) file.deleted = true
+  else if (deleted?.status !== 409) giveUp(ctx, "delete file", deleted)
+  return file.deleted
+}
+
+/** Room for `sizeBytes` more under the bucket's budget: the oldest kept files are deleted first. */
+const makeRoom = async (ctx: Context, bucket: string, mode: "live" | "test", key: string, sizeBytes: number) => {
+  const kept = ctx.workload.kept.get(bucket) ?? []
+  let keptBytes = kept.reduce((sum, file) => sum + file.sizeBytes, 0)
+  while (keptBytes + sizeBytes > KEPT_BYTES_BUDGET[mode] && kept.length > 0 && !ctx.stop()) {
+    const oldest = kept[0]!
+    // 409 file_in_use: its job is still running; it is tried again next round
+    if (!(await deleteFile(ctx, key, oldest))) return
+    kept.shift()
+    keptBytes -= oldest.sizeBytes
+  }
+}
+
+/** Completes sent in the last hour for the bucket, forgetting older ones. */
+const completesInLastHour = (ctx: Context, bucket: string) => {
+  const recent = (ctx.workload.completesSent.get(bucket) ?? []).filter((at) => at > Date.now() - HOUR_MS)
+  ctx.workload.completesSent.set(bucket, recent)
+  return recent.length
+}
+
+/**
+ * One customer's session: upload, job, maybe cancel, wait, download, delete or keep the input.
+ * Like a careful customer it stays under its quotas: it deletes its oldest inputs before an
+ * upload would pass its retained-bytes budget, and only reads when it has validated its hourly
+ * budget of uploads.
+ */
 const customerRound = async (ctx: Context, customer: KeyCustomer) => {
   const roll = ctx.random()
   const mode: "live" | "test" = ctx.random() < 0.55 ? "live" : "test"
   const key = mode === "live" ? customer.liveKey : customer.testKey
-  if (roll < 0.1) {
+  const bucket = bucketOf(customer.accountId, mode)
+  if (roll < 0.1 || completesInLastHour(ctx, bucket) >= COMPLETES_PER_HOUR_BUDGET) {
     // reads: the list and the balance
     await ctx.client.request("GET", "/v1/jobs?limit=5", { key })
     await ctx.client.request("GET", "/v1/credits", { key: customer.liveKey })
@@ -202,17 +253,27 @@ const customerRound = async (ctx: Context, customer: KeyCustomer) => {
   const long = !junk && roll > 0.9 && (mode === "test" || ctx.random() < 0.3)
   const clip = ctx.audio.short[Math.floor(ctx.random() * ctx.audio.short.length)]!
   const chosen = junk ? { bytes: ctx.audio.junk, seconds: 0 } : long ? ctx.audio.long : clip
+  await makeRoom(ctx, bucket, mode, key, chosen.bytes.byteLength)
   const file = await upload(ctx, customer.accountId, mode, key, chosen.bytes, junk)
-  if (!file.completed || file.fileId === undefined) return
+  if (file.fileId === undefined) return
+  const ended = file.completed ? await fileRound(ctx, key, mode, file, chosen.seconds) : true
+  // an upload never completed stays open (10 at most per account): it goes at once
+  if (!file.completed) await deleteFile(ctx, key, file)
+  else if (ended && ctx.random() < 0.3) await deleteFile(ctx, key, file)
+  if (!file.deleted) ctx.workload.kept.set(bucket, [...(ctx.workload.kept.get(bucket) ?? []), file])
+}
+
+/** The uploaded file's life: ready or rejected, a job, maybe a cancel; whether its job (if any) ended. */
+const fileRound = async (ctx: Context, key: string, mode: "live" | "test", file: UploadRecord, seconds: number) => {
   const ready = await poll(ctx, `/v1/files/${file.fileId}`, key, (f) => f.status === "ready" || f.status === "rejected", 90_000)
-  if (ready?.json?.status !== "ready") return
+  if (ready?.json?.status !== "ready") return ready?.json?.status === "rejected"
   const job: JobRecord = {
-    account: customer.accountId, mode, fileId: file.fileId, idempotencyKey: `job-${ctx.unique()}`, jobId: undefined,
-    durationSeconds: chosen.seconds, canceled: false, lastStatus: undefined
+    account: file.account, mode, fileId: file.fileId!, idempotencyKey: `job-${ctx.unique()}`, jobId: undefined,
+    durationSeconds: seconds, canceled: false, lastStatus: undefined
   }
   ctx.workload.jobs.push(job)
   const created = await ctx.client.request("POST", "/v1/audio/denoise", { key, idempotencyKey: job.idempotencyKey, body: { file: file.fileId } })
-  if (!isAnswer(created, 202)) return giveUp(ctx, "create job", created as Answer | undefined)
+  if (!isAnswer(created, 202)) return giveUp(ctx, "create job", created as Answer | undefined), false
   job.jobId = created.json.id
   job.lastStatus = created.json.status
   if (mode === "live" && ctx.random() < 0.2) {
@@ -221,11 +282,7 @@ const customerRound = async (ctx: Context, customer: KeyCustomer) => {
   }
   const ended = await poll(ctx, `/v1/jobs/${job.jobId}`, key, (j) => TERMINAL.includes(j.status), 120_000)
   job.lastStatus = ended?.json?.status ?? job.lastStatus
-  if (ctx.random() < 0.3 && TERMINAL.includes(job.lastStatus ?? "")) {
-    const deleted = await ctx.client.request("DELETE", `/v1/files/${file.fileId}`, { key })
-    // 404: an earlier attempt of this DELETE did it, and its answer was lost
-    if (deleted?.status === 204 || deleted?.status === 404) file.deleted = true
-  }
+  return TERMINAL.includes(job.lastStatus ?? "")
 }
 
 export const runCustomer = async (ctx: Context, customer: KeyCustomer) => {
