@@ -4,7 +4,7 @@
  */
 import { expect } from "vitest"
 import { listOutbox, type OutboxMessage } from "../../adapters/mail/outbox.js"
-import type { TestServer } from "../support/server.js"
+import type { Reachable } from "../support/server.js"
 import { type Reply, sleep } from "./helpers.js"
 import { jsonOrUndefined } from "../support/json.js"
 
@@ -36,7 +36,7 @@ export class Browser {
   readonly cookies = new Map<string, string>()
   csrf: string | undefined
 
-  constructor(readonly server: TestServer) {}
+  constructor(readonly server: Reachable) {}
 
   get session(): string | undefined {
     return this.cookies.get("__Host-hush_session")
@@ -71,10 +71,10 @@ export class Browser {
   }
 }
 
-export const mailTo = (server: TestServer, to: string): Promise<ReadonlyArray<OutboxMessage>> => listOutbox(server.dataDir, { to })
+export const mailTo = (server: Reachable, to: string): Promise<ReadonlyArray<OutboxMessage>> => listOutbox(server.dataDir, { to })
 
 /** The newest message to `to` whose subject matches, waiting for it (some mail leaves off the request). */
-export const waitForMail = async (server: TestServer, to: string, subject: RegExp, count = 1): Promise<OutboxMessage> => {
+export const waitForMail = async (server: Reachable, to: string, subject: RegExp, count = 1): Promise<OutboxMessage> => {
   const started = Date.now()
   for (;;) {
     const found = (await mailTo(server, to)).filter((m) => subject.test(m.subject))
@@ -85,7 +85,7 @@ export const waitForMail = async (server: TestServer, to: string, subject: RegEx
 }
 
 /** The token of the link to `page` in a message. */
-export const tokenIn = (message: OutboxMessage, server: TestServer, page: "verify-email" | "reset-password"): string => {
+export const tokenIn = (message: OutboxMessage, server: Reachable, page: "verify-email" | "reset-password"): string => {
   const link = message.links.find((l) => l.startsWith(`${server.baseUrl}/${page}?token=`))
   expect(link, JSON.stringify(message.links)).toBeDefined()
   return new URL(link!).searchParams.get("token")!
@@ -97,7 +97,7 @@ export const uniqueEmail = (label = "user") => `${label}-${process.pid}-${++coun
 export const PASSWORD = "correct horse battery staple"
 
 /** A new browser signed up with `email` (and its verification mail's token). */
-export const signUp = async (server: TestServer, email = uniqueEmail(), password = PASSWORD) => {
+export const signUp = async (server: Reachable, email = uniqueEmail(), password = PASSWORD) => {
   const browser = new Browser(server)
   const reply = await browser.request("POST", "/v1/auth/signup", { body: { email, password, accept_terms: true } })
   expect(reply.status, reply.text).toBe(201)
@@ -106,7 +106,7 @@ export const signUp = async (server: TestServer, email = uniqueEmail(), password
 }
 
 /** Signed up and verified: ready for live keys. */
-export const verifiedUser = async (server: TestServer, email = uniqueEmail()) => {
+export const verifiedUser = async (server: Reachable, email = uniqueEmail()) => {
   const user = await signUp(server, email)
   const verified = await user.browser.request("POST", "/v1/auth/email/verify", { body: { token: user.verifyToken } })
   expect(verified.status, verified.text).toBe(200)

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { expect } from "vitest"
-import type { TestServer } from "../support/server.js"
+import type { Reachable } from "../support/server.js"
 import { jsonOrUndefined } from "../support/json.js"
 
 export interface Reply<T = any> {
@@ -27,7 +27,7 @@ export interface CallOptions {
   readonly headers?: Record<string, string>
 }
 
-export const call = async (server: TestServer, method: string, path: string, options: CallOptions = {}): Promise<Reply> => {
+export const call = async (server: Reachable, method: string, path: string, options: CallOptions = {}): Promise<Reply> => {
   const headers: Record<string, string> = {}
   if (options.key !== undefined) headers["authorization"] = `Bearer ${options.key}`
   let body: string | Uint8Array | undefined
@@ -52,7 +52,7 @@ const checkedTypes = new Set<string>()
  * `{base}/errors/<code>` (and that page answers 200 HTML), title, status, detail, code, and
  * `request_id` equal to the `X-Request-Id` header.
  */
-export const expectProblem = async (server: TestServer, reply: Reply, status: number, code: string) => {
+export const expectProblem = async (server: Reachable, reply: Reply, status: number, code: string) => {
   expect({ status: reply.status, code: reply.json?.code }, reply.text).toEqual({ status, code })
   expect(reply.headers.get("content-type")).toMatch(/^application\/problem\+json/)
   const problem = reply.json
@@ -150,7 +150,7 @@ export const pollUntil = async (get: () => Promise<Reply>, done: (reply: Reply) 
   }
 }
 
-export const createFile = (server: TestServer, key: string, file: { filename?: string; size_bytes: number; content_type?: string }, headers?: Record<string, string>) =>
+export const createFile = (server: Reachable, key: string, file: { filename?: string; size_bytes: number; content_type?: string }, headers?: Record<string, string>) =>
   call(server, "POST", "/v1/files", {
     key,
     body: { filename: file.filename ?? "interview.wav", size_bytes: file.size_bytes, content_type: file.content_type ?? "audio/wav" },
@@ -161,17 +161,17 @@ export const createFile = (server: TestServer, key: string, file: { filename?: s
 export const putUpload = (upload: { url: string; headers: Record<string, string> }, bytes: Uint8Array) =>
   fetch(upload.url, { method: "PUT", headers: upload.headers, body: bytes })
 
-export const complete = (server: TestServer, key: string, fileId: string, body?: unknown) =>
+export const complete = (server: Reachable, key: string, fileId: string, body?: unknown) =>
   call(server, "POST", `/v1/files/${fileId}/complete`, body === undefined ? { key } : { key, body })
 
-export const getFile = (server: TestServer, key: string, fileId: string) => call(server, "GET", `/v1/files/${fileId}`, { key })
+export const getFile = (server: Reachable, key: string, fileId: string) => call(server, "GET", `/v1/files/${fileId}`, { key })
 
-export const waitForFile = (server: TestServer, key: string, fileId: string) =>
+export const waitForFile = (server: Reachable, key: string, fileId: string) =>
   pollUntil(() => getFile(server, key, fileId), (r) => r.json?.status === "ready" || r.json?.status === "rejected")
 
 /** create → PUT → complete; returns the file id (the file is `validating` or later). */
 export const uploadFile = async (
-  server: TestServer,
+  server: Reachable,
   key: string,
   bytes: Uint8Array,
   meta: { filename?: string; content_type?: string } = {}
@@ -188,7 +188,7 @@ export const uploadFile = async (
 
 /** A `ready` file of a 1-second tone (or the bytes given). */
 export const readyFile = async (
-  server: TestServer,
+  server: Reachable,
   key: string,
   bytes: Uint8Array = tone(1),
   meta: { filename?: string; content_type?: string } = {}
@@ -199,16 +199,16 @@ export const readyFile = async (
   return id
 }
 
-export const denoise = (server: TestServer, key: string, body: unknown, headers?: Record<string, string>) =>
+export const denoise = (server: Reachable, key: string, body: unknown, headers?: Record<string, string>) =>
   call(server, "POST", "/v1/audio/denoise", { key, body, ...(headers === undefined ? {} : { headers }) })
 
-export const credits = async (server: TestServer, key: string) => {
+export const credits = async (server: Reachable, key: string) => {
   const reply = await call(server, "GET", "/v1/credits", { key })
   expect(reply.status, reply.text).toBe(200)
   return reply.json as { balance_micros: number; reserved_micros: number; available_micros: number; currency: string; display: string }
 }
 
-export const waitForJob = (server: TestServer, key: string, jobId: string) =>
+export const waitForJob = (server: Reachable, key: string, jobId: string) =>
   pollUntil(
     () => call(server, "GET", `/v1/jobs/${jobId}`, { key }),
     (r) => ["succeeded", "failed", "canceled"].includes(r.json?.status)

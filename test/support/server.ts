@@ -153,3 +153,9 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
 }
 
 export type TestServer = Awaited<ReturnType<typeof startTestServer>>
+
+/** Any Hush reached over HTTP: a test server, or `npm start` as its own process (its address and data folder, for the dev outbox). */
+export interface Reachable {
+  readonly baseUrl: string
+  readonly dataDir: string
+}
