@@ -21,6 +21,19 @@ export interface Answer {
   readonly json: any
 }
 
+/**
+ * An answer as the report counts it: its status, its code, and for a quota which one (open
+ * uploads, retained bytes, validations an hour), since each has another cause.
+ */
+export const answerLabel = (answer: Answer) => {
+  if (!(answer.status >= 400 && typeof answer.json?.code === "string")) return String(answer.status)
+  const label = `${answer.status} ${answer.json.code}`
+  if (answer.json.code !== "quota_exceeded") return label
+  const detail = String(answer.json.detail ?? "")
+  const which = /uploads are already open/.test(detail) ? "open uploads" : /retained input/.test(detail) ? "retained bytes" : /validations/.test(detail) ? "validations an hour" : "other"
+  return `${label} (${which})`
+}
+
 export interface AnswerTally {
   /** Answers by status (`net` for a refused or reset connection). */
   readonly byStatus: Map<string, number>
@@ -101,7 +114,7 @@ export class ChaosClient {
         this.tally.violations.push(`no answer within ${CLIENT_TIMEOUT_MS} ms: ${method} ${path.replace(/[?].*/, "")} on ${base}`)
         continue
       }
-      this.count(answer.status >= 400 && typeof answer.json?.code === "string" ? `${answer.status} ${answer.json.code}` : String(answer.status))
+      this.count(answerLabel(answer))
       if (answer.status >= 500 && answer.status !== 503) {
         this.tally.violations.push(`${answer.status} ${answer.json?.code ?? ""}: ${method} ${path.replace(/[?].*/, "")}: ${answer.text.slice(0, 200)}`)
       }

@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { Answer, ChaosClient } from "./client.js"
+import { type Answer, answerLabel, type ChaosClient } from "./client.js"
 
 export interface UploadRecord {
   readonly account: string
@@ -120,7 +120,7 @@ const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest(
  * not Hush's) are expected; the rest are violations (invariants.ts).
  */
 const giveUp = (ctx: { readonly workload: Workload; readonly stop: () => boolean }, what: string, answer?: Answer) => {
-  const label = ctx.stop() ? `${what} (stopped)` : `${what} (${answer === undefined ? "no answer" : `${answer.status}${answer.json?.code === undefined ? "" : ` ${answer.json.code}`}`})`
+  const label = ctx.stop() ? `${what} (stopped)` : `${what} (${answer === undefined ? "no answer" : answerLabel(answer)})`
   ctx.workload.gaveUp.set(label, (ctx.workload.gaveUp.get(label) ?? 0) + 1)
 }
 
