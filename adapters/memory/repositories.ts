@@ -86,8 +86,9 @@ const matches = (query: JobListQuery) => (job: JobRecord) =>
 
 export const MemoryJobRepo = Layer.effect(JobRepo, Effect.map(MemoryDb, (db) => ({
   insert: (job) => db.modify(put("jobs", job.id, job)),
+  insertNew: (job) => db.modify((s) => (HashMap.has(s.jobs, job.id) ? [false, s] : [true, put("jobs", job.id, job)(s)[1]])),
   insertUnlessSubscribed: (job, event) =>
-    db.modify((s) => (subscribed(s, job, event) ? [false, s] : [true, put("jobs", job.id, job)(s)[1]])),
+    db.modify((s) => (subscribed(s, job, event) || HashMap.has(s.jobs, job.id) ? [false, s] : [true, put("jobs", job.id, job)(s)[1]])),
   update: (job) => db.modify(put("jobs", job.id, job)),
   get: (id) => db.read((s) => HashMap.get(s.jobs, id)),
   // the store's single lock already makes the holder of a transaction the only writer

@@ -136,7 +136,11 @@ const JOB_INSERT_UNLESS_SUBSCRIBED = statement(["event"], (p) =>
   `INSERT INTO jobs (${jobs.columns}) SELECT ${jobs.values}
   WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.account_id = ${jobs.placeholder("account_id")}
     AND w.mode = ${jobs.placeholder("mode")} AND w.status = 'enabled' AND w.events ? ${p.event})
+  ON CONFLICT (id) DO NOTHING
   RETURNING 1`, jobs)
+const JOB_INSERT_NEW = `${jobs.insert}
+  ON CONFLICT (id) DO NOTHING
+  RETURNING 1`
 const JOB_BY_ID = statement(["id"], (p) => `SELECT ${jobs.columns} FROM jobs WHERE id = ${p.id}`)
 const JOB_LOCK_BY_ID = statement(["id"], (p) => `SELECT ${jobs.columns} FROM jobs WHERE id = ${p.id} FOR UPDATE`)
 const JOBS_ACTIVE_FOR_FILE = statement(["fileId"], (p) =>
@@ -169,6 +173,7 @@ const JOB_LISTS = Array.from({ length: 8 }, (_, i) => jobListText((i & 1) !== 0,
 
 export const PostgresJobRepo = Layer.effect(JobRepo, Effect.map(repositoryStatements, (q) => ({
   insert: (job) => Effect.asVoid(q.rows("JobRepo.insert", jobs.insert, jobs.params(job))),
+  insertNew: (job) => Effect.map(q.rows("JobRepo.insertNew", JOB_INSERT_NEW, jobs.params(job)), (rs) => rs.length === 1),
   insertUnlessSubscribed: (job, event) => {
     const params = jobs.params(job)
     params.push(event)

@@ -60,9 +60,14 @@ export interface JobListQuery {
 export class JobRepo extends Context.Tag("hush/JobRepo")<JobRepo, {
   readonly insert: (job: JobRecord) => Effect.Effect<void>
   /**
+   * Inserts the job unless one with its id exists: false, and nothing written, then. A create's
+   * id derived from its Idempotency-Key finds its earlier attempt this way, with no read first.
+   */
+  readonly insertNew: (job: JobRecord) => Effect.Effect<boolean>
+  /**
    * Inserts the job only while no enabled webhook endpoint of its account and mode subscribes
-   * to `event`, in one statement; false, and nothing written, when one does (a job whose event
-   * must be written with it is not inserted here).
+   * to `event` and no job has its id, in one statement; false, and nothing written, otherwise (a
+   * job whose event must be written with it is not inserted here).
    */
   readonly insertUnlessSubscribed: (job: JobRecord, event: WebhookEventType) => Effect.Effect<boolean>
   readonly get: (id: string) => Effect.Effect<Option.Option<JobRecord>>

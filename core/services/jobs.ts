@@ -2,7 +2,7 @@
 import { hmac } from "@oslojs/crypto/hmac"
 import { SHA256 } from "@oslojs/crypto/sha2"
 import { encodeBase32LowerCaseNoPadding } from "@oslojs/encoding"
-import { Clock, Effect, Either, Equal, Option } from "effect"
+import { Clock, Data, Effect, Either, Equal, Option } from "effect"
 import { findModel, isUsable, ModelCatalog } from "../domain/catalog.js"
 import { DEFAULT_OUTPUT_FORMAT, JobOptionsRecord, OUTPUT_FORMATS, type OutputFormat } from "../domain/denoise-options.js"
 import type { JobStatus } from "../domain/enums.js"
@@ -69,13 +69,12 @@ export const jobOptions = (request: DenoiseJobRequest) =>
   })
 
 export const createDenoiseJob = (caller: Actor, request: DenoiseJobRequest, idempotencyKey?: string) =>
-  Effect.gen(function*() {
-    const earlier = yield* earlierAttempt(caller, request, idempotencyKey)
-    if (earlier._tag === "Found") return earlier.job
-    const job = yield* prepareDenoiseJob(caller, request, earlier.id)
-    yield* storeDenoiseJob(job, Effect.flatMap(JobRepo, (jobs) => jobs.insert(job)))
-    return job
-  }).pipe(createSpan(caller, request))
+  withEarlierAttempt(caller, request, idempotencyKey, (id) =>
+    Effect.gen(function*() {
+      const job = yield* prepareDenoiseJob(caller, request, id)
+      yield* storeDenoiseJob(job, insertNewJob(job))
+      return job
+    }), (job) => job).pipe(createSpan(caller, request))
 
 /**
  * The id of the job that a request with this `Idempotency-Key` creates: derived from the
@@ -90,29 +89,64 @@ export const requestJobId = (caller: JobOwner, idempotencyKey: string) =>
       `hush job id v1\n${caller.accountId}\n${caller.mode}\n${idempotencyKey}`
     )).subarray(0, 15))}`)
 
+/** A create's id is taken: an earlier attempt with its Idempotency-Key stored a job under it. */
+export class JobIdTaken extends Data.TaggedError("JobIdTaken") {}
+
+/** `insertNew` as a create's store step: JobIdTaken (rolling its transaction back) when the id is taken. */
+export const insertNewJob = (job: JobRecord) =>
+  Effect.flatMap(JobRepo, (jobs) => jobs.insertNew(job)).pipe(Effect.filterOrFail((inserted) => inserted, () => new JobIdTaken()))
+
 /**
- * What a create with `idempotencyKey` finds of an earlier attempt: the job it created (Found),
- * or the id to create it under. A job under that id for another file, model or options means
- * the key was used for another request (409); one older than the key's 24 hours is a key used
- * again after expiry, which gets a new random id.
+ * Runs a create under the id its `Idempotency-Key` derives (a random one without a key), and
+ * only when it fails looks for an earlier attempt: the job a retry's first attempt stored is
+ * answered as `found` makes it, whatever the create failed with (its id taken, or a check that
+ * the earlier job itself now fails, e.g. its hold spent the credit); a job under that id for
+ * another file, model or options means the key was used for another request (409); one older
+ * than the key's 24 hours is a key used again after expiry, which creates under a random id.
+ * The usual create reads nothing first: the insert finds the earlier attempt by its id.
  */
-export const earlierAttempt = (caller: Actor, request: DenoiseJobRequest, idempotencyKey: string | undefined) =>
+export const withEarlierAttempt = <A, E, R>(
+  caller: Actor,
+  request: DenoiseJobRequest,
+  idempotencyKey: string | undefined,
+  create: (id: string | undefined) => Effect.Effect<A, E, R>,
+  found: (job: JobRecord) => A
+): Effect.Effect<A, Exclude<E, JobIdTaken> | IdempotencyKeyReused, R | JobRepo | LimitsConfig | ModelCatalog | DeploymentSecrets> =>
   Effect.gen(function*() {
-    if (idempotencyKey === undefined) return { _tag: "New", id: undefined } as const
+    // a random id is never taken
+    if (idempotencyKey === undefined) return yield* dieIfTaken(create(undefined))
     const id = yield* requestJobId(caller, idempotencyKey)
-    const found = yield* Effect.flatMap(JobRepo, (jobs) => jobs.get(id))
-    if (Option.isNone(found) || !isOwned(caller, found.value)) return { _tag: "New", id } as const
-    const job = found.value
+    return yield* Effect.catchAll(create(id), (error) =>
+      Effect.gen(function*() {
+        const earlier = yield* earlierAttempt(caller, request, id)
+        if (earlier === "expired") return yield* dieIfTaken(create(undefined))
+        if (earlier !== "none") return found(earlier)
+        // the id taken by no job of this caller: the key's derivation is broken
+        if (error instanceof JobIdTaken) return yield* Effect.dieMessage(`job id ${id} is taken by no job of this caller`)
+        return yield* Effect.fail(error as Exclude<E, JobIdTaken>)
+      }))
+  })
+
+/** A create under a random id: its id is never taken, so JobIdTaken there is a defect. */
+const dieIfTaken = <A, E, R>(create: Effect.Effect<A, E, R>) =>
+  Effect.catchIf(create, (e): e is Extract<E, JobIdTaken> => e instanceof JobIdTaken, (e) => Effect.die(e)) as Effect.Effect<A, Exclude<E, JobIdTaken>, R>
+
+/** The job an earlier attempt stored under `id` (see withEarlierAttempt), "expired", or "none". */
+const earlierAttempt = (caller: Actor, request: DenoiseJobRequest, id: string) =>
+  Effect.gen(function*() {
+    const stored = yield* Effect.flatMap(JobRepo, (jobs) => jobs.get(id))
+    if (Option.isNone(stored) || !isOwned(caller, stored.value)) return "none" as const
+    const job = stored.value
     const limits = yield* LimitsConfig
     const now = yield* Clock.currentTimeMillis
-    if (job.createdAt <= now - limits.idempotencyTtlMs) return { _tag: "New", id: undefined } as const
+    if (job.createdAt <= now - limits.idempotencyTtlMs) return "expired" as const
     const model = request.model ?? (yield* ModelCatalog).defaultModel.denoise
     if (job.fileId !== request.file || job.model !== model || !Equal.equals(job.options, jobOptions(request))) {
       return yield* new IdempotencyKeyReused({
-        detail: `Idempotency-Key '${excerpt(idempotencyKey)}' was used for another request (job ${job.id} has another file, model or options)`
+        detail: `Idempotency-Key was used for another request (job ${job.id} has another file, model or options)`
       })
     }
-    return { _tag: "Found", job } as const
+    return job
   })
 
 /**
@@ -189,14 +223,15 @@ export const prepareDenoiseJob = (caller: Actor, request: DenoiseJobRequest, id?
  * never holds, never charges, never answers 402: one statement (`insert`), atomic alone. The
  * answer is `insert`'s.
  */
-export const storeDenoiseJob = <A, R>(job: JobRecord, insert: Effect.Effect<A, never, R>) =>
+export const storeDenoiseJob = <A, E, R>(job: JobRecord, insert: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const cost = job.pricing.estimatedMicros
     const holds = job.mode === "live" && cost > 0
+    // the insert first: a create whose id an earlier attempt took stops before touching the wallet
     const inserted = yield* holds
-      ? transactionally(Effect.zipRight(
-        walletStep(job.accountId, (w, at, mint) => Wallet.hold(w, { jobId: job.id, amountMicros: cost }, at, mint)),
-        insert
+      ? transactionally(Effect.zipLeft(
+        insert,
+        walletStep(job.accountId, (w, at, mint) => Wallet.hold(w, { jobId: job.id, amountMicros: cost }, at, mint))
       ))
       : insert
     // committed: this process's worker may claim it now (it runs live jobs only; a test job is finished apart)

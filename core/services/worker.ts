@@ -15,7 +15,7 @@ import { JobRules } from "../rules/index.js"
 import * as Wallet from "../wallet/wallet.js"
 import type { Actor } from "../domain/caller.js"
 import {
-  createDenoiseJob, createSpan, type DenoiseJobRequest, earlierAttempt, prepareDenoiseJob, releaseHold, storeDenoiseJob
+  createDenoiseJob, createSpan, type DenoiseJobRequest, insertNewJob, prepareDenoiseJob, releaseHold, storeDenoiseJob, withEarlierAttempt
 } from "./jobs.js"
 import * as Metrics from "../observability/metrics.js"
 import { walletStep } from "./wallet.js"
@@ -220,19 +220,20 @@ export const submitDenoiseJob = (caller: Actor, request: DenoiseJobRequest, idem
     : Effect.map(createDenoiseJob(caller, request, idempotencyKey), (job) => ({ job, finishLater: false }))
 
 const submitTestJob = (caller: Actor, request: DenoiseJobRequest, idempotencyKey: string | undefined) =>
-  Effect.gen(function*() {
-    const earlier = yield* earlierAttempt(caller, request, idempotencyKey)
+  withEarlierAttempt(caller, request, idempotencyKey, (id) =>
+    Effect.gen(function*() {
+      const job = yield* prepareDenoiseJob(caller, request, id)
+      // a job just prepared is queued, and its claimer holds the lease: the rules cannot refuse
+      const succeeded = yield* Effect.orDie(Effect.flatMap(claimAsTest(job), ({ now, output, owner, processing }) =>
+        JobRules.succeed(processing, owner, { output: outputRecord(job, output), chargedMicros: 0, ledgerTxnId: null, now })))
+      const jobs = yield* JobRepo
+      // not stored finished: subscribed (stored queued, finished later) or the id taken (JobIdTaken)
+      const storedFinished = yield* storeDenoiseJob(job, Effect.flatMap(
+        jobs.insertUnlessSubscribed(succeeded, "job.succeeded"),
+        (stored) => (stored ? Effect.succeed(true) : Effect.as(insertNewJob(job), false))
+      ))
+      if (storedFinished) yield* countSucceeded(succeeded)
+      return { job, finishLater: !storedFinished }
+    }),
     // found: created by an attempt whose answer was lost; finished already, or to be finished now
-    if (earlier._tag === "Found") return { job: earlier.job, finishLater: earlier.job.status === "queued" }
-    const job = yield* prepareDenoiseJob(caller, request, earlier.id)
-    // a job just prepared is queued, and its claimer holds the lease: the rules cannot refuse
-    const succeeded = yield* Effect.orDie(Effect.flatMap(claimAsTest(job), ({ now, output, owner, processing }) =>
-      JobRules.succeed(processing, owner, { output: outputRecord(job, output), chargedMicros: 0, ledgerTxnId: null, now })))
-    const jobs = yield* JobRepo
-    const storedFinished = yield* storeDenoiseJob(job, Effect.tap(
-      jobs.insertUnlessSubscribed(succeeded, "job.succeeded"),
-      (stored) => (stored ? Effect.void : jobs.insert(job))
-    ))
-    if (storedFinished) yield* countSucceeded(succeeded)
-    return { job, finishLater: !storedFinished }
-  }).pipe(createSpan(caller, request))
+    (job) => ({ job, finishLater: job.status === "queued" })).pipe(createSpan(caller, request))

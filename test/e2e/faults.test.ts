@@ -55,7 +55,8 @@ const FaultyJobRepo = Layer.effect(JobRepo, Effect.map(JobRepo, (jobs) => ({
       return Effect.die(new DependencyUnavailable({ dependency: "database", message: "Connection terminated unexpectedly" }))
     }),
   list: (query: Parameters<typeof jobs.list>[0]) => (faults.jobListDies ? boom("job list") : jobs.list(query)),
-  insert: (job: Parameters<typeof jobs.insert>[0]) => (faults.jobInsertDies ? boom("job insert") : jobs.insert(job))
+  insert: (job: Parameters<typeof jobs.insert>[0]) => (faults.jobInsertDies ? boom("job insert") : jobs.insert(job)),
+  insertNew: (job: Parameters<typeof jobs.insertNew>[0]) => (faults.jobInsertDies ? boom("job insert") : jobs.insertNew(job))
 })))
 
 const FaultyFileRepo = Layer.effect(FileRepo, Effect.map(FileRepo, (files) => ({

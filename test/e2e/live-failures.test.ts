@@ -149,6 +149,7 @@ describe("live jobs that end without output are never charged", () => {
           Effect.suspend(() => (cut ? Effect.dieMessage("connection to the database lost") : effect))
         return {
           insert: (job) => guard(repo.insert(job)),
+          insertNew: (job) => guard(repo.insertNew(job)),
           get: (id) => guard(repo.get(id)),
           update: (job) => guard(repo.update(job)),
           insertUnlessSubscribed: (job, event) => guard(repo.insertUnlessSubscribed(job, event)),

@@ -96,6 +96,21 @@ export const jobRepoContract = ({ test, raceTest }: ContractTests) => {
       expect(expectSome(yield* jobs.get(other.id))).toEqual(other)
     }))
 
+    test("insertNew and insertUnlessSubscribed write nothing and answer false when a job has the id", Effect.gen(function*() {
+      const jobs = yield* JobRepo
+      const first = makeJob({ accountId: "acct_a", mode: "live" })
+      expect(yield* jobs.insertNew(first)).toBe(true)
+      expect(expectSome(yield* jobs.get(first.id))).toEqual(first)
+      // another request's job under the same id (another file, options, status): the first stays
+      const second = makeJob({ ...first, fileId: "file_other", progress: 0.5 })
+      expect(yield* jobs.insertNew(second)).toBe(false)
+      const done = makeJob({
+        ...first, status: "succeeded", progress: 1, output: jobOutput(), chargedMicros: 0, startedAt: T0 + 1, finishedAt: T0 + 2
+      })
+      expect(yield* jobs.insertUnlessSubscribed(done, "job.succeeded")).toBe(false)
+      expect(expectSome(yield* jobs.get(first.id))).toEqual(first)
+    }))
+
     /** 25 jobs of acct_a/live, 4 per createdAt, ids not in insertion or time order; plus noise. */
     const seedListing = Effect.gen(function*() {
       const jobs = yield* JobRepo
