@@ -52,6 +52,7 @@ export const MemoryFileRepo = Layer.effect(FileRepo, Effect.map(MemoryDb, (db) =
     values(s.files).filter((f) => f.accountId === accountId && f.mode === mode)
   return {
     insert: (file) => db.modify(put("files", file.id, file)),
+    insertNew: (file) => db.modify((s) => (HashMap.has(s.files, file.id) ? [false, s] : [true, put("files", file.id, file)(s)[1]])),
     update: (file) => db.modify(put("files", file.id, file)),
     get: (id) => db.read((s) => HashMap.get(s.files, id)),
     delete: (id) => db.modify((s) => {

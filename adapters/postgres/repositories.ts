@@ -84,6 +84,9 @@ export const PostgresKeyRepo = Layer.effect(KeyRepo, Effect.gen(function*() {
 
 // ──────────────────────────────────────────────────────────────── files
 
+const FILE_INSERT_NEW = `${files.insert}
+  ON CONFLICT (id) DO NOTHING
+  RETURNING 1`
 const FILE_BY_ID = statement(["id"], (p) => `SELECT ${files.columns} FROM files WHERE id = ${p.id}`)
 /** The deleted file's completion keeps counting against the validations quota (older ones go). */
 const FILE_DELETE = statement(["id", "window"], (p) =>
@@ -109,6 +112,7 @@ const FILES_VALIDATED_SINCE = statement(["accountId", "mode", "since"], (p) =>
 
 export const PostgresFileRepo = Layer.effect(FileRepo, Effect.map(repositoryStatements, (q) => ({
   insert: (file) => Effect.asVoid(q.rows("FileRepo.insert", files.insert, files.params(file))),
+  insertNew: (file) => Effect.map(q.rows("FileRepo.insertNew", FILE_INSERT_NEW, files.params(file)), (rs) => rs.length === 1),
   update: (file) => q.one("FileRepo.update", files.update, files.params(file), `no file '${file.id}' to update`),
   get: (id) => q.first("FileRepo.get", FILE_BY_ID, [id], files.decode),
   delete: (id) => Effect.asVoid(q.rows("FileRepo.delete", FILE_DELETE, [id, VALIDATION_WINDOW_MS])),

@@ -31,6 +31,8 @@ export class KeyRepo extends Context.Tag("hush/KeyRepo")<KeyRepo, {
 
 export class FileRepo extends Context.Tag("hush/FileRepo")<FileRepo, {
   readonly insert: (file: FileRecord) => Effect.Effect<void>
+  /** Inserts the file unless one with its id exists: false, and nothing written, then (as JobRepo.insertNew). */
+  readonly insertNew: (file: FileRecord) => Effect.Effect<boolean>
   readonly get: (id: string) => Effect.Effect<Option.Option<FileRecord>>
   readonly update: (file: FileRecord) => Effect.Effect<void>
   readonly delete: (id: string) => Effect.Effect<void>

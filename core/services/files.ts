@@ -1,8 +1,8 @@
 /** The spec's file operations: create, complete, validate, read, delete. */
-import { Clock, Effect, Either, Option } from "effect"
+import { Clock, Data, Effect, Either, Option } from "effect"
 import { LimitsConfig, VALIDATION_WINDOW_MS } from "../domain/limits.js"
 import { FileRecord, MultipartState } from "../domain/records.js"
-import { excerpt, InvalidRequest, NotFound, QuotaExceeded } from "../errors.js"
+import { excerpt, IdempotencyKeyReused, InvalidRequest, NotFound, QuotaExceeded } from "../errors.js"
 import { AudioProbe } from "../ports/audio.js"
 import { BlobStore, type UploadTarget } from "../ports/blob-store.js"
 import { IdGenerator } from "../ports/ids.js"
@@ -13,6 +13,7 @@ import { checkDeletable, checkNewFile, completeUpload, markReady, markRejected, 
 import { audioRejectionMessage, declaredDurationVerdict } from "../rules/files.js"
 import { inputKeyOf, stagingKeyOf } from "../rules/storage.js"
 import type { Actor } from "../domain/caller.js"
+import { idOfIdempotencyKey } from "./request-ids.js"
 import { emitFileEvent } from "./webhooks.js"
 
 export interface NewFile {
@@ -56,14 +57,41 @@ const checkUploadQuotas = (caller: Actor, sizeBytes: number, now: number) =>
     }
   })
 
-/** `POST /v1/files`: checks, an upload target, and the `uploading` record. */
-export const createFile = (caller: Actor, request: NewFile) =>
+/**
+ * `POST /v1/files`: checks, an upload target, and the `uploading` record. With an
+ * `Idempotency-Key` the file's id derives from it (request-ids.ts), and a create that fails
+ * looks for its earlier attempt: a retry whose first attempt committed but never got its answer
+ * gets that file with a fresh upload target, instead of a second open upload that would count
+ * against the caller's quotas for 6 hours.
+ */
+export const createFile = (caller: Actor, request: NewFile, idempotencyKey?: string) =>
   Effect.gen(function*() {
     yield* requireScope(caller.scopes, ["files:write"])
     const limits = yield* LimitsConfig
     yield* checkNewFile(request, caller.mode, limits)
+    if (idempotencyKey === undefined) return yield* dieIfFileIdTaken(createFileUnder(caller, request, (yield* IdGenerator).next("file")))
+    const id = yield* idOfIdempotencyKey("file", caller, idempotencyKey)
+    return yield* Effect.catchAll(createFileUnder(caller, request, id), (error) =>
+      Effect.gen(function*() {
+        const earlier = yield* earlierFile(caller, request, id)
+        if (earlier === "expired") return yield* dieIfFileIdTaken(createFileUnder(caller, request, (yield* IdGenerator).next("file")))
+        if (earlier !== "none") return yield* renewUpload(earlier)
+        if (error instanceof FileIdTaken) return yield* Effect.dieMessage(`file id ${id} is taken by no file of this caller`)
+        return yield* Effect.fail(error as Exclude<typeof error, FileIdTaken>)
+      }))
+  }).pipe(Effect.withSpan("createFile", { attributes: { "hush.account_id": caller.accountId } }))
+
+/** A create's file id is taken: an earlier attempt with its Idempotency-Key stored a file under it. */
+class FileIdTaken extends Data.TaggedError("FileIdTaken") {}
+
+const dieIfFileIdTaken = <A, E, R>(create: Effect.Effect<A, E | FileIdTaken, R>) =>
+  Effect.catchIf(create, (e): e is FileIdTaken => e instanceof FileIdTaken, (e) => Effect.die(e)) as Effect.Effect<A, Exclude<E, FileIdTaken>, R>
+
+/** The create itself under `id`: quotas, the upload target, the record (FileIdTaken when the id is taken). */
+const createFileUnder = (caller: Actor, request: NewFile, id: string) =>
+  Effect.gen(function*() {
+    const limits = yield* LimitsConfig
     const now = yield* Clock.currentTimeMillis
-    const id = (yield* IdGenerator).next("file")
     const storageKey = inputKeyOf(id)
     const uploadExpiresAt = now + limits.uploadWindowMs
     const plan = planUpload(request.sizeBytes, limits)
@@ -102,14 +130,54 @@ export const createFile = (caller: Actor, request: NewFile) =>
     yield* transactionally(Effect.all([
       Effect.flatMap(WalletRepo, (wallets) => wallets.lock(caller.accountId)),
       checkUploadQuotas(caller, request.sizeBytes, now),
-      Effect.flatMap(FileRepo, (files) => files.insert(file))
+      Effect.flatMap(FileRepo, (files) => files.insertNew(file)).pipe(Effect.filterOrFail((inserted) => inserted, () => new FileIdTaken()))
     ], { discard: true })).pipe(Effect.tapError(() =>
       target._tag === "Multipart"
         ? blobs.abortMultipart({ key: stagingKeyOf(id), uploadId: target.uploadId }).pipe(Effect.ignore)
         : blobs.delete(stagingKeyOf(id)).pipe(Effect.ignore)
     ))
     return { file, upload: target, expiresAt: uploadExpiresAt }
-  }).pipe(Effect.withSpan("createFile", { attributes: { "hush.account_id": caller.accountId } }))
+  })
+
+/**
+ * The file an earlier attempt stored under `id`, still `uploading`; "expired" when it is older
+ * than the key's 24 hours (the key used again: a new file under a random id); "none". Another
+ * request's file under the key, or one no longer uploading, is the key used twice (409).
+ */
+const earlierFile = (caller: Actor, request: NewFile, id: string) =>
+  Effect.gen(function*() {
+    const stored = yield* Effect.flatMap(FileRepo, (files) => files.get(id))
+    if (Option.isNone(stored) || stored.value.accountId !== caller.accountId || stored.value.mode !== caller.mode) return "none" as const
+    const file = stored.value
+    const limits = yield* LimitsConfig
+    const now = yield* Clock.currentTimeMillis
+    if (file.createdAt <= now - limits.idempotencyTtlMs) return "expired" as const
+    if (file.filename !== request.filename || file.sizeBytes !== request.sizeBytes || file.contentType !== request.contentType) {
+      return yield* new IdempotencyKeyReused({ detail: `Idempotency-Key was used for another request (file ${file.id} has another name, size or type)` })
+    }
+    if (file.status !== "uploading" || file.uploadExpiresAt <= now) {
+      return yield* new IdempotencyKeyReused({ detail: `Idempotency-Key was used for file ${file.id}, which is no longer open for upload` })
+    }
+    return file
+  })
+
+/** A fresh upload target for an open file: a PUT signed again, or a multipart upload begun again (the old one aborted). */
+const renewUpload = (file: FileRecord) =>
+  Effect.gen(function*() {
+    const blobs = yield* BlobStore
+    const target: UploadTarget = yield* blobs.createUpload({
+      key: stagingKeyOf(file.id),
+      contentType: file.contentType,
+      sizeBytes: file.sizeBytes,
+      expiresAt: file.uploadExpiresAt,
+      partSize: file.multipart?.partSize
+    }).pipe(Effect.orDie)
+    if (file.multipart === null || target._tag !== "Multipart") return { file, upload: target, expiresAt: file.uploadExpiresAt }
+    const renewed = new FileRecord({ ...file, multipart: new MultipartState({ ...file.multipart, uploadId: target.uploadId }) })
+    yield* Effect.flatMap(FileRepo, (files) => files.update(renewed))
+    yield* blobs.abortMultipart({ key: stagingKeyOf(file.id), uploadId: file.multipart.uploadId }).pipe(Effect.ignore)
+    return { file: renewed, upload: target, expiresAt: file.uploadExpiresAt }
+  })
 
 export const getFile = (caller: Actor, id: string) =>
   Effect.zipRight(requireScope(caller.scopes, ["files:write", "jobs:read"]), ownedFile(caller, id))

@@ -1,7 +1,4 @@
 /** The spec's job operations on behalf of an API caller: create, read, list, cancel, output. */
-import { hmac } from "@oslojs/crypto/hmac"
-import { SHA256 } from "@oslojs/crypto/sha2"
-import { encodeBase32LowerCaseNoPadding } from "@oslojs/encoding"
 import { Clock, Data, Effect, Either, Equal, Option } from "effect"
 import { findModel, isUsable, ModelCatalog } from "../domain/catalog.js"
 import { DEFAULT_OUTPUT_FORMAT, JobOptionsRecord, OUTPUT_FORMATS, type OutputFormat } from "../domain/denoise-options.js"
@@ -22,6 +19,7 @@ import { downloadStem, outputFilename } from "../rules/storage.js"
 import { ownedFile } from "./files.js"
 import { notifyJobQueued } from "./job-queued.js"
 import * as Metrics from "../observability/metrics.js"
+import { idOfIdempotencyKey } from "./request-ids.js"
 import { walletStep } from "./wallet.js"
 import { emitJobEvent } from "./webhooks.js"
 
@@ -76,19 +74,6 @@ export const createDenoiseJob = (caller: Actor, request: DenoiseJobRequest, idem
       return job
     }), (job) => job).pipe(createSpan(caller, request))
 
-/**
- * The id of the job that a request with this `Idempotency-Key` creates: derived from the
- * account, the mode and the key (keyed with the deployment's secret, so no one predicts it). A
- * retry whose first attempt committed but never got its answer (the connection to the database
- * was lost after COMMIT: the client saw 503 and the edge kept no record of it) finds that job
- * under this id instead of creating and charging a second one (decisions.md, Faults).
- */
-export const requestJobId = (caller: JobOwner, idempotencyKey: string) =>
-  Effect.map(DeploymentSecrets, (secrets) =>
-    `job_${encodeBase32LowerCaseNoPadding(hmac(SHA256, secrets.cursorKey, new TextEncoder().encode(
-      `hush job id v1\n${caller.accountId}\n${caller.mode}\n${idempotencyKey}`
-    )).subarray(0, 15))}`)
-
 /** A create's id is taken: an earlier attempt with its Idempotency-Key stored a job under it. */
 export class JobIdTaken extends Data.TaggedError("JobIdTaken") {}
 
@@ -115,7 +100,7 @@ export const withEarlierAttempt = <A, E, R>(
   Effect.gen(function*() {
     // a random id is never taken
     if (idempotencyKey === undefined) return yield* dieIfTaken(create(undefined))
-    const id = yield* requestJobId(caller, idempotencyKey)
+    const id = yield* idOfIdempotencyKey("job", caller, idempotencyKey)
     return yield* Effect.catchAll(create(id), (error) =>
       Effect.gen(function*() {
         const earlier = yield* earlierAttempt(caller, request, id)

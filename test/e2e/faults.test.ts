@@ -62,6 +62,7 @@ const FaultyJobRepo = Layer.effect(JobRepo, Effect.map(JobRepo, (jobs) => ({
 const FaultyFileRepo = Layer.effect(FileRepo, Effect.map(FileRepo, (files) => ({
   ...files,
   insert: (file: Parameters<typeof files.insert>[0]) => (faults.fileInsertDies ? boom("file insert") : files.insert(file)),
+  insertNew: (file: Parameters<typeof files.insertNew>[0]) => (faults.fileInsertDies ? boom("file insert") : files.insertNew(file)),
   update: (file: Parameters<typeof files.update>[0]) => {
     if (faults.fileUpdatesLost === 0) return files.update(file)
     faults.fileUpdatesLost--
@@ -229,6 +230,37 @@ describe("dependency faults", () => {
     expect((await denoise(server, liveKey, { file: fileId }, { "idempotency-key": "lost-answer" })).headers.get("idempotent-replayed")).toBe("true")
     const other = await denoise(server, liveKey, { file: fileId, strength: 0.5 }, { "idempotency-key": "lost-answer" })
     await expectProblem(server, other, 409, "idempotency_key_reused")
+  })
+
+  it("a file create whose commit landed but whose answer was lost: the retry with the same Idempotency-Key gets that file with a fresh target, not a second open upload", async () => {
+    const { testKey } = await server.createAccount()
+    for (const [key, size] of [["lost-put", 10], ["lost-multipart", 30_000]] as const) {
+      faults.loseCommitAnswers = 1
+      const lost = await createFile(server, testKey, { size_bytes: size }, { "idempotency-key": key })
+      await expectProblem(server, lost, 503, "service_unavailable")
+      const retried = await createFile(server, testKey, { size_bytes: size }, { "idempotency-key": key })
+      expect(retried.status, retried.text).toBe(201)
+      // the file the lost attempt made: its upload works with the new target
+      const bytes = new Uint8Array(size).fill(7)
+      let parts: Array<{ part_number: number; etag: string }> | undefined
+      if (retried.json.upload.method === "multipart") {
+        parts = []
+        for (const part of retried.json.upload.parts as Array<{ part_number: number; url: string }>) {
+          const slice = bytes.subarray((part.part_number - 1) * retried.json.upload.part_size, part.part_number * retried.json.upload.part_size)
+          const put = await fetch(part.url, { method: "PUT", body: slice })
+          expect(put.status).toBe(200)
+          parts.push({ part_number: part.part_number, etag: put.headers.get("etag")! })
+        }
+      } else {
+        expect((await fetch(retried.json.upload.url, { method: "PUT", headers: retried.json.upload.headers, body: bytes })).status).toBe(200)
+      }
+      expect((await complete(server, testKey, retried.json.id, parts === undefined ? undefined : { parts })).status).toBe(202)
+      // another request under the key is refused
+      await expectProblem(server, await createFile(server, testKey, { size_bytes: size + 1 }, { "idempotency-key": key }), 409, "idempotency_key_reused")
+    }
+    // no upload was left open by the lost attempts: ten more fit, the eleventh does not
+    for (let i = 0; i < 10; i++) expect((await createFile(server, testKey, { size_bytes: 10 })).status).toBe(201)
+    await expectProblem(server, await createFile(server, testKey, { size_bytes: 10 }), 429, "quota_exceeded")
   })
 
   it("the same for a test job (one statement): the retry finds the job by the key alone; another request under the key is refused", async () => {

@@ -28,6 +28,15 @@ export const fileRepoContract = ({ test }: ContractTests) => {
       expectNone(yield* files.get("file_unknown"))
     }))
 
+    test("insertNew writes nothing and answers false when a file has the id", Effect.gen(function*() {
+      const files = yield* FileRepo
+      const first = makeFile({ accountId: "acct_a", mode: "test", status: "uploading" })
+      expect(yield* files.insertNew(first)).toBe(true)
+      expect(expectSome(yield* files.get(first.id))).toEqual(first)
+      expect(yield* files.insertNew(makeFile({ ...first, filename: "another.wav", sizeBytes: first.sizeBytes + 1 }))).toBe(false)
+      expect(expectSome(yield* files.get(first.id))).toEqual(first)
+    }))
+
     test("update replaces the stored fields", Effect.gen(function*() {
       const files = yield* FileRepo
       const f = makeFile({ accountId: "acct_a", multipart: multipart() })

@@ -36,9 +36,10 @@ export const FilesHandlers = HttpApiBuilder.group(HushApi, "files", (handlers) =
       .handle("createFile", ({ payload }) =>
         Effect.gen(function*() {
           const caller = yield* CurrentCaller
+          const idempotencyKey = (yield* HttpServerRequest.HttpServerRequest).headers["idempotency-key"]
           const created = yield* createFile(caller, {
             filename: payload.filename, sizeBytes: payload.size_bytes, contentType: payload.content_type
-          })
+          }, idempotencyKey)
           return answer.created(presentCreateOut(created.file, created.upload, created.expiresAt))
         }))
       .handle("getFile", ({ path }) =>

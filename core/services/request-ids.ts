@@ -1,0 +1,20 @@
+/**
+ * Ids derived from a create's `Idempotency-Key`: from the account, the mode, the kind and the
+ * key, keyed with the deployment's secret so that no one predicts them. A retry whose first
+ * attempt committed but never got its answer (the connection to the database was lost after
+ * COMMIT: the client saw 503 and the edge kept no record of it) makes the same id, and the
+ * insert under it finds that first attempt's record instead of making a second one
+ * (decisions.md, Faults).
+ */
+import { hmac } from "@oslojs/crypto/hmac"
+import { SHA256 } from "@oslojs/crypto/sha2"
+import { encodeBase32LowerCaseNoPadding } from "@oslojs/encoding"
+import { Effect } from "effect"
+import type { Actor } from "../domain/caller.js"
+import { DeploymentSecrets } from "../domain/deployment.js"
+
+export const idOfIdempotencyKey = (kind: "job" | "file", caller: Pick<Actor, "accountId" | "mode">, idempotencyKey: string) =>
+  Effect.map(DeploymentSecrets, (secrets) =>
+    `${kind}_${encodeBase32LowerCaseNoPadding(hmac(SHA256, secrets.cursorKey, new TextEncoder().encode(
+      `hush ${kind} id v1\n${caller.accountId}\n${caller.mode}\n${idempotencyKey}`
+    )).subarray(0, 15))}`)
