@@ -142,7 +142,7 @@ export const sideBySide = async ({ sides, cli, work, perfLua, cases, rounds, sec
 
 export const printSideBySide = (results) => {
   const names = Object.values(results)[0].map((s) => s.name)
-  console.log(`\nobservability side by side (servers at once, alternating rounds; median of each round's ratio to ${names[0]}):`)
+  console.log(`\nside by side (servers at once, alternating rounds; median of each round's ratio to ${names[0]}):`)
   console.log("(CPU µs/request: the server process's CPU time over the requests wrk sent it, median of the rounds)")
   console.log(`| case | ${names.map((n, i) => (i === 0 ? `${n} ok/s | ${n} CPU µs/req` : `${n} ok/s | ${n} CPU µs/req | ${n} ÷ ${names[0]}`)).join(" | ")} |`)
   console.log(`|---|${names.map((_, i) => (i === 0 ? "---|---|" : "---|---|---|")).join("")}`)

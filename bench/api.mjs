@@ -15,6 +15,10 @@
 //                    8, of SECONDS each) and a table of each mode's rate ÷ off's. On,
 //                    OTEL_TRACES_SAMPLER(_ARG), when set, go to the server as they are.
 //   HARNESS          off: skip the harness run (with both or all, the side-by-side comparison alone)
+//   BASELINE         a checkout of another commit with its own build (e.g. `git worktree add
+//                    ../before <commit>`, then `npm run build` there): its server runs beside this
+//                    one on the same database, observability off, and the side-by-side table gives
+//                    this build's rate ÷ the baseline's per case (the first side is the baseline)
 // Anything else (ROUNDS, SECONDS, CASES, JSON_OUT, …) goes to the harness as it is.
 import { execFileSync, spawn } from "node:child_process"
 import { createServer } from "node:http"
@@ -49,8 +53,11 @@ writeFileSync(floorScript, readFileSync(floorScript, "utf8").replace("in the har
 execFileSync("npm", ["ci", "--silent", "--no-audit", "--no-fund"], { cwd: harness, stdio: "inherit" })
 
 
-const modes = { off: ["off"], on: ["on"], sampled: ["sampled"], both: ["off", "on"], all: ["off", "on", "sampled"] }[process.env.OBSERVABILITY ?? "off"]
-if (modes === undefined) throw new Error(`OBSERVABILITY must be off, on, sampled, both or all, not ${process.env.OBSERVABILITY}`)
+const observed = { off: ["off"], on: ["on"], sampled: ["sampled"], both: ["off", "on"], all: ["off", "on", "sampled"] }[process.env.OBSERVABILITY ?? "off"]
+if (observed === undefined) throw new Error(`OBSERVABILITY must be off, on, sampled, both or all, not ${process.env.OBSERVABILITY}`)
+const baseline = process.env.BASELINE === undefined ? undefined : resolve(process.env.BASELINE)
+// with a baseline it comes first: the table's ratios are each side's rate over the first side's
+const modes = baseline === undefined ? observed : ["baseline", ...observed]
 
 /** An OTLP/HTTP receiver that counts the spans it is sent and answers 200, as a collector would. */
 const startOtlpSink = async () => {
@@ -102,12 +109,14 @@ const startHush = async (mode, port) => {
   delete env.OTEL_EXPORTER_OTLP_ENDPOINT
   const metricsToken = randomBytes(18).toString("base64url")
   const server = { mode, port, env, otlp: undefined, scraper: undefined, scrapes: 0 }
-  if (mode !== "off") {
+  const observes = mode !== "off" && mode !== "baseline"
+  if (observes) {
     server.otlp = await startOtlpSink()
     Object.assign(env, { METRICS_TOKEN: metricsToken, OTEL_EXPORTER_OTLP_ENDPOINT: server.otlp.url })
   }
   if (mode === "sampled") Object.assign(env, { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: env.OTEL_TRACES_SAMPLER_ARG ?? "0.1" })
-  server.child = spawn(process.execPath, [...startFlags(root), join(root, "dist/app/api.mjs")], { env, stdio: ["ignore", "ignore", "inherit"] })
+  const from = mode === "baseline" ? baseline : root
+  server.child = spawn(process.execPath, [...startFlags(from), join(from, "dist/app/api.mjs")], { env, stdio: ["ignore", "ignore", "inherit"] })
   servers.push(server)
   for (let waited = 0; ; waited += 200) {
     if (server.child.exitCode !== null) throw new Error(`Hush (${mode}) exited (${server.child.exitCode}) before answering`)
@@ -115,7 +124,7 @@ const startHush = async (mode, port) => {
     if (waited > 60_000) throw new Error(`Hush (${mode}) did not answer /v1/health within 60 s`)
     await sleep(200)
   }
-  if (mode !== "off") {
+  if (observes) {
     // as Prometheus would
     server.scraper = setInterval(() => {
       fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })
@@ -123,7 +132,7 @@ const startHush = async (mode, port) => {
     }, 5_000)
   }
   console.log(`Hush on PostgreSQL (${database}) at port ${port}, worker ${env.HUSH_WORKER === "off" ? "off" : "on"}, observability ${mode}` +
-    `${mode !== "off" ? ` (sampler ${env.OTEL_TRACES_SAMPLER ?? "parentbased_always_on"}${env.OTEL_TRACES_SAMPLER_ARG ? ` ${env.OTEL_TRACES_SAMPLER_ARG}` : ""})` : ""}` +
+    `${observes ? ` (sampler ${env.OTEL_TRACES_SAMPLER ?? "parentbased_always_on"}${env.OTEL_TRACES_SAMPLER_ARG ? ` ${env.OTEL_TRACES_SAMPLER_ARG}` : ""})` : ""}` +
     `; load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
   return server
 }
@@ -159,7 +168,8 @@ const compareSideBySide = async () => {
   try {
     const results = await sideBySide({
       sides: started.map((s) => ({ name: s.mode, origin: `http://127.0.0.1:${s.port}`, pid: s.child.pid })),
-      cli: cliOf(started[0]),
+      // this build's operator CLI, on a side of this build
+      cli: cliOf(started.find((s) => s.mode !== "baseline")),
       work,
       perfLua: join(harness, "perf.lua"),
       cases: (process.env.CASES ?? "health,poll,create").split(","),
@@ -167,7 +177,7 @@ const compareSideBySide = async () => {
       seconds: Number(process.env.SECONDS ?? 3),
       connections: Number(process.env.CONNECTIONS ?? 2 * availableParallelism())
     })
-    for (const s of started.filter((s) => s.mode !== "off")) console.log(`observability ${s.mode}: ${s.otlp.spans()} spans received by OTLP, /metrics scraped ${s.scrapes} times`)
+    for (const s of started.filter((s) => s.otlp !== undefined)) console.log(`observability ${s.mode}: ${s.otlp.spans()} spans received by OTLP, /metrics scraped ${s.scrapes} times`)
     console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
     printSideBySide(results)
   } finally {
@@ -177,7 +187,7 @@ const compareSideBySide = async () => {
 
 let code = 1
 try {
-  if (process.env.HARNESS !== "off") await measure(modes[0])
+  if (process.env.HARNESS !== "off") await measure(observed[0])
   if (modes.length > 1) await compareSideBySide()
   code = 0
 } catch (error) {
