@@ -232,10 +232,17 @@ export const completeFile = (caller: Actor, id: string, parts: ReadonlyArray<Com
           status: 422, field: "parts", detail: `parts must list part_number 1 to ${expected} once each`
         })
       }
-      yield* blobs.completeMultipart({ key: staging, uploadId: file.multipart.uploadId, parts }).pipe(
-        Effect.mapError((e) => new InvalidRequest({ status: 422, field: "parts", detail: `the parts could not be assembled: ${excerpt(e.message)}` }))
+      // storage that did not answer is a 503 (the edge's mapping of an unavailable BlobError); a
+      // refusal is the parts' fault, unless the assembly did land and only its answer was lost
+      // (the store's retry then finds the upload gone): the object is there, and is checked below
+      const refused = yield* blobs.completeMultipart({ key: staging, uploadId: file.multipart.uploadId, parts }).pipe(
+        Effect.as(undefined),
+        Effect.catchAll((e) => (e.unavailable === true ? Effect.die(e) : Effect.succeed(e)))
       )
       staged = yield* blobs.stat(staging).pipe(Effect.orDie)
+      if (refused !== undefined && Option.isNone(staged)) {
+        return yield* new InvalidRequest({ status: 422, field: "parts", detail: `the parts could not be assembled: ${excerpt(refused.message)}` })
+      }
     }
     if (Option.isNone(staged)) {
       return yield* sizeMismatch("uploaded size does not match size_bytes: no bytes were uploaded")

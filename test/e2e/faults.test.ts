@@ -25,7 +25,9 @@ import { call, complete, createFile, credits, denoise, expectProblem, readyFile,
 const healthy = {
   limiterDown: false, jobListDies: false, jobInsertDies: false, fileInsertDies: false,
   databaseSilent: false, storageSilent: false, loseCommitAnswers: 0, loseTestInsertAnswers: 0, fileUpdatesLost: 0,
-  idempotencyAbandonFails: false
+  idempotencyAbandonFails: false,
+  /** The next multipart assembly: "silent" (storage does not answer) or "answer lost" (it lands, then the store's retry is refused). */
+  assembly: "healthy" as "healthy" | "silent" | "answer lost"
 }
 const faults = { ...healthy }
 const reset = () => Object.assign(faults, healthy)
@@ -80,7 +82,16 @@ const FaultyIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(Idempoten
 const FaultyBlobStore = Layer.effect(BlobStore, Effect.map(BlobStore, (blobs) => ({
   ...blobs,
   stat: (key: string) =>
-    faults.storageSilent ? Effect.fail(new BlobError({ message: `stat ${key}: TimeoutError`, unavailable: true })) : blobs.stat(key)
+    faults.storageSilent ? Effect.fail(new BlobError({ message: `stat ${key}: TimeoutError`, unavailable: true })) : blobs.stat(key),
+  completeMultipart: (request: Parameters<typeof blobs.completeMultipart>[0]) => {
+    const fault = faults.assembly
+    faults.assembly = "healthy"
+    if (fault === "silent") return Effect.fail(new BlobError({ message: "CompleteMultipartUpload: socket hang up", unavailable: true }))
+    if (fault === "answer lost") {
+      return Effect.zipRight(blobs.completeMultipart(request), Effect.fail(new BlobError({ message: "NoSuchUpload: The specified upload does not exist" })))
+    }
+    return blobs.completeMultipart(request)
+  }
 })))
 
 /** Commits, then loses the answer (the connection died after COMMIT) of the next `loseCommitAnswers` transactions. */
@@ -261,6 +272,29 @@ describe("dependency faults", () => {
     // no upload was left open by the lost attempts: ten more fit, the eleventh does not
     for (let i = 0; i < 10; i++) expect((await createFile(server, testKey, { size_bytes: 10 })).status).toBe(201)
     await expectProblem(server, await createFile(server, testKey, { size_bytes: 10 }), 429, "quota_exceeded")
+  })
+
+  it("a multipart assembly that storage does not answer is a 503, and one whose answer was lost is finished, never a 422 to a correct client", async () => {
+    const { testKey } = await server.createAccount()
+    for (const fault of ["silent", "answer lost"] as const) {
+      const created = await createFile(server, testKey, { size_bytes: 30_000 })
+      expect(created.json.upload.method).toBe("multipart")
+      const bytes = new Uint8Array(30_000).fill(3)
+      const parts: Array<{ part_number: number; etag: string }> = []
+      for (const part of created.json.upload.parts as Array<{ part_number: number; url: string }>) {
+        const put = await fetch(part.url, { method: "PUT", body: bytes.subarray((part.part_number - 1) * created.json.upload.part_size, part.part_number * created.json.upload.part_size) })
+        parts.push({ part_number: part.part_number, etag: put.headers.get("etag")! })
+      }
+      faults.assembly = fault
+      const first = await complete(server, testKey, created.json.id, { parts })
+      if (fault === "silent") {
+        await expectProblem(server, first, 503, "service_unavailable")
+        expect((await complete(server, testKey, created.json.id, { parts })).status).toBe(202)
+      } else {
+        expect(first.status, first.text).toBe(202)
+      }
+      expect((await call(server, "GET", `/v1/files/${created.json.id}`, { key: testKey })).json.status).not.toBe("uploading")
+    }
   })
 
   it("the same for a test job (one statement): the retry finds the job by the key alone; another request under the key is refused", async () => {
