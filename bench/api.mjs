@@ -14,6 +14,8 @@
 //                    driven in alternating rounds (bench/api-side-by-side.mjs: SIDE_ROUNDS, default
 //                    8, of SECONDS each) and a table of each mode's rate ÷ off's. On,
 //                    OTEL_TRACES_SAMPLER(_ARG), when set, go to the server as they are.
+//   SIDE_KEYS        test keys the side-by-side comparison spreads its requests over (default 48;
+//                    a fast machine or two sides at create's rate need ~250, else its rounds read 429s)
 //   HARNESS          off: skip the harness run (with both or all, the side-by-side comparison alone)
 //   BASELINE         a checkout of another commit with its own build (e.g. `git worktree add
 //                    ../before <commit>`, then `npm run build` there): its server runs beside this
@@ -175,7 +177,9 @@ const compareSideBySide = async () => {
       cases: (process.env.CASES ?? "health,poll,create").split(","),
       rounds: Number(process.env.SIDE_ROUNDS ?? 8),
       seconds: Number(process.env.SECONDS ?? 3),
-      connections: Number(process.env.CONNECTIONS ?? 2 * availableParallelism())
+      connections: Number(process.env.CONNECTIONS ?? 2 * availableParallelism()),
+      // enough keys that no side's rate limits answer (the harness's formula: ../shared/bench/api-floor)
+      keys: Number(process.env.SIDE_KEYS ?? 48)
     })
     for (const s of started.filter((s) => s.otlp !== undefined)) console.log(`observability ${s.mode}: ${s.otlp.spans()} spans received by OTLP, /metrics scraped ${s.scrapes} times`)
     console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
