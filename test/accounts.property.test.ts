@@ -9,9 +9,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect, Either, Layer, TestClock, TestContext } from "effect"
 import fc from "fast-check"
-import { makeArgon2Hasher } from "../adapters/argon2/hasher.js"
-import { MemoryMailer, MemoryOutbox } from "../adapters/memory/mailer.js"
-import { MemoryRateLimiter } from "../adapters/memory/rate-limiter.js"
+import { layerArgon2Hasher } from "../adapters/argon2/hasher.js"
+import { layerMemoryMailer, MemoryOutbox } from "../adapters/memory/mailer.js"
+import { layerMemoryRateLimiter } from "../adapters/memory/rate-limiter.js"
 import { AccountSettingsConfig, defaultAccountSettings } from "../core/domain/account-settings.js"
 import { changePassword, login, logout, signup } from "../core/services/auth.js"
 import { forgotPassword, resetPassword, verifyEmail } from "../core/services/email-links.js"
@@ -92,9 +92,9 @@ const valid = (t: ModelToken, now: number) =>
 const environment = Layer.mergeAll(
   coreEnvironment(),
   Layer.succeed(AccountSettingsConfig, SETTINGS),
-  MemoryMailer,
-  MemoryRateLimiter,
-  makeArgon2Hasher({ memoryCost: 8, timeCost: 1, parallelism: 1 })
+  layerMemoryMailer,
+  layerMemoryRateLimiter,
+  layerArgon2Hasher({ memoryCost: 8, timeCost: 1, parallelism: 1 })
 )
 
 const runScenario = (ops: ReadonlyArray<Op>) =>

@@ -1,9 +1,9 @@
 /** Rules and services of self-serve accounts that the end-to-end tests reach only in part. */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, Option, TestClock } from "effect"
-import { Argon2Hasher, makeArgon2Hasher } from "../adapters/argon2/hasher.js"
-import { MemoryMailer, MemoryOutbox } from "../adapters/memory/mailer.js"
-import { MemoryRateLimiter } from "../adapters/memory/rate-limiter.js"
+import { layerArgon2Hasher } from "../adapters/argon2/hasher.js"
+import { layerMemoryMailer, MemoryOutbox } from "../adapters/memory/mailer.js"
+import { layerMemoryRateLimiter } from "../adapters/memory/rate-limiter.js"
 import { AccountRecord } from "../core/domain/records.js"
 import { EmailTokenRecord, SessionRecord, UserRecord } from "../core/domain/users.js"
 import { PasswordHasher } from "../core/ports/password-hasher.js"
@@ -75,7 +75,7 @@ describe("rules", () => {
   })
 })
 
-const environment = Layer.mergeAll(coreEnvironment(), MemoryMailer, MemoryRateLimiter, makeArgon2Hasher({ memoryCost: 8, timeCost: 1, parallelism: 1 }))
+const environment = Layer.mergeAll(coreEnvironment(), layerMemoryMailer, layerMemoryRateLimiter, layerArgon2Hasher({ memoryCost: 8, timeCost: 1, parallelism: 1 }))
 
 describe("services", () => {
   it.effect("the sweep deletes sessions past their limits, expired links and abandoned OAuth states", () =>
@@ -112,7 +112,7 @@ describe("services", () => {
       expect(yield* hasher.verify(null, "correct horse")).toBe(false)
       expect(yield* hasher.verify("not a hash", "correct horse")).toBe(false)
       // the deployed parameters: OWASP's argon2id (19 MiB, 2 iterations, 1 lane); old hashes keep theirs
-      const deployed = yield* Effect.provide(PasswordHasher, Argon2Hasher)
+      const deployed = yield* Effect.provide(PasswordHasher, layerArgon2Hasher())
       const strong = yield* deployed.hash("correct horse")
       expect(strong).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/)
       expect(yield* deployed.verify(hash, "correct horse")).toBe(true)

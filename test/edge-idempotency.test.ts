@@ -6,7 +6,7 @@
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FiberRef, Option } from "effect"
-import { MemoryPersistence } from "../adapters/memory/index.js"
+import { layerMemoryPersistence } from "../adapters/memory/index.js"
 import { idempotent } from "../apps/api/server/edge/idempotency.js"
 import { IdempotencyRepo } from "../core/ports/repositories.js"
 
@@ -29,5 +29,5 @@ describe("idempotency records at the edge", () => {
       const kept = yield* repo.get("acct_1", "test", "answered")
       expect(Option.isSome(kept)).toBe(true)
       if (Option.isSome(kept)) expect(kept.value).toMatchObject({ state: "done", responseStatus: 202, responseBody: "{\"id\":\"job_1\"}" })
-    }).pipe(Effect.provide(MemoryPersistence)))
+    }).pipe(Effect.provide(layerMemoryPersistence)))
 })

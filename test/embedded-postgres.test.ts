@@ -18,9 +18,9 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
-  EmbeddedPostgres, embeddedClientLayer, embeddedPostgresLayer, embeddedPostgresServerLayer, socketDirOf
+  EmbeddedPostgres, layerEmbeddedClient, layerEmbeddedPostgres, layerEmbeddedPostgresServer, socketDirOf
 } from "../adapters/embedded-postgres/index.js"
-import { migrate, PostgresPersistence } from "../adapters/postgres/index.js"
+import { migrate, layerPostgresPersistence } from "../adapters/postgres/index.js"
 import { AccountRepo } from "../core/ports/repositories.js"
 import { Transactor } from "../core/ports/transactor.js"
 import { makeAccount } from "./contracts/fixtures.js"
@@ -30,7 +30,7 @@ import { repositoryContracts } from "./contracts/repositories.js"
 import { deleteAllRows } from "./support/postgres.js"
 
 const tempDir = await mkdtemp(join(tmpdir(), "hush-embedded-"))
-const shared = ManagedRuntime.make(Layer.provideMerge(embeddedClientLayer(), embeddedPostgresServerLayer({ dir: join(tempDir, "shared") })))
+const shared = ManagedRuntime.make(Layer.provideMerge(layerEmbeddedClient(), layerEmbeddedPostgresServer({ dir: join(tempDir, "shared") })))
 
 beforeAll(async () => {
   await shared.runPromise(migrate)
@@ -43,7 +43,7 @@ afterAll(async () => {
 
 /** The shared server's client, emptied, with fresh repositories over it. */
 const sharedPersistence = () =>
-  PostgresPersistence.pipe(
+  layerPostgresPersistence.pipe(
     Layer.provide(Layer.effectDiscard(deleteAllRows)),
     Layer.provide(Layer.effectContext(Effect.map(shared.runtimeEffect, (runtime) => runtime.context)))
   )
@@ -63,7 +63,7 @@ const isAlive = (pid: number) => {
 
 const postmasterPid = async (dir: string) => Number((await readFile(join(dir, "data", "postmaster.pid"), "utf8")).split("\n")[0])
 
-describe("embeddedPostgresLayer", () => {
+describe("layerEmbeddedPostgres", () => {
   it("persists across a restart; one server per directory, others attach as guests; stops cleanly", async () => {
     const dir = join(tempDir, "own")
     const account = makeAccount({ name: "Persisted" })
@@ -74,12 +74,12 @@ describe("embeddedPostgresLayer", () => {
       expect(server).toMatchObject({ created: true, owned: true })
       yield* Effect.flatMap(AccountRepo, (accounts) => accounts.insert(account))
       // a second server on the same directory is refused while this one runs
-      const second = yield* Effect.exit(Effect.scoped(Layer.build(embeddedPostgresServerLayer({ dir }))))
+      const second = yield* Effect.exit(Effect.scoped(Layer.build(layerEmbeddedPostgresServer({ dir }))))
       expect(String(second._tag === "Failure" ? second.cause : "")).toContain(`is run by process ${process.pid}`)
       // a guest (the CLI while the server runs) reads and writes the same data
       const other = makeAccount({ name: "From a guest" })
       yield* Effect.scoped(Effect.gen(function*() {
-        const guest = yield* Layer.build(embeddedPostgresLayer({ dir, attach: true }))
+        const guest = yield* Layer.build(layerEmbeddedPostgres({ dir, attach: true }))
         const info = yield* Effect.provide(EmbeddedPostgres, guest)
         expect(info.owned).toBe(false)
         const stored = yield* Effect.provide(Effect.flatMap(AccountRepo, (accounts) => accounts.get(account.id)), guest)
@@ -89,7 +89,7 @@ describe("embeddedPostgresLayer", () => {
       // the guest's close leaves the server running
       expect(Option.isSome(yield* Effect.flatMap(AccountRepo, (accounts) => accounts.get(other.id)))).toBe(true)
       pid = yield* Effect.promise(() => postmasterPid(dir))
-    }), embeddedPostgresLayer({ dir })))
+    }), layerEmbeddedPostgres({ dir })))
 
     // stopped: the postmaster is gone, and so is the lock
     expect(isAlive(pid)).toBe(false)
@@ -99,7 +99,7 @@ describe("embeddedPostgresLayer", () => {
       expect((yield* EmbeddedPostgres).created).toBe(false)
       const stored = yield* Effect.flatMap(AccountRepo, (accounts) => accounts.get(account.id))
       expect(Option.getOrThrow(stored)).toEqual(account)
-    }), embeddedPostgresLayer({ dir })))
+    }), layerEmbeddedPostgres({ dir })))
   }, 120_000)
 
   it("listens on no TCP port, only on a socket in an owner-only directory, and keeps its files owner-only", async () => {
@@ -128,11 +128,11 @@ describe("embeddedPostgresLayer", () => {
     // a process that starts the server, writes a row and is SIGKILLed with nothing stopped
     const script = `
       import { Effect, Layer } from "effect"
-      import { embeddedPostgresLayer } from "./adapters/embedded-postgres/index.js"
+      import { layerEmbeddedPostgres } from "./adapters/embedded-postgres/index.js"
       import { AccountRepo } from "./core/ports/repositories.js"
       import { makeAccount } from "./test/contracts/fixtures.js"
       await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-        const context = yield* Layer.build(embeddedPostgresLayer({ dir: ${JSON.stringify(dir)} }))
+        const context = yield* Layer.build(layerEmbeddedPostgres({ dir: ${JSON.stringify(dir)} }))
         yield* Effect.provide(Effect.flatMap(AccountRepo, (a) => a.insert(makeAccount({ id: "acct_survivor" }))), context)
         console.log("written")
         process.kill(process.pid, "SIGKILL")
@@ -147,7 +147,7 @@ describe("embeddedPostgresLayer", () => {
       expect((yield* EmbeddedPostgres).owned).toBe(true)
       const stored = yield* Effect.flatMap(AccountRepo, (accounts) => accounts.get("acct_survivor"))
       expect(Option.isSome(stored)).toBe(true)
-    }), embeddedPostgresLayer({ dir })))
+    }), layerEmbeddedPostgres({ dir })))
   }, 120_000)
 
   it("interrupting transactions mid-query neither stalls the pool nor breaks it", async () => {

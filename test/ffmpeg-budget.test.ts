@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { Cause, Effect, Exit, Option, Stream } from "effect"
-import { makeFfmpegAudioProbe } from "../adapters/ffmpeg/probe.js"
+import { layerFfmpegAudioProbe } from "../adapters/ffmpeg/probe.js"
 import { DEFAULT_LIMITS, type Limits } from "../core/domain/limits.js"
 import { AudioProbe, AudioRejected, type DeclaredDurationVerdict, type ProbeOptions } from "../core/ports/audio.js"
 import { declaredDurationVerdict } from "../core/rules/files.js"
@@ -18,7 +18,7 @@ import { silentFlac } from "./support/silent-flac.js"
 const HOURS_25 = 25 * 3600
 
 const probe = (bytes: Uint8Array, options: ProbeOptions) =>
-  Effect.runPromiseExit(Effect.flatMap(AudioProbe, (audio) => audio.probe(Stream.make(bytes), options)).pipe(Effect.provide(makeFfmpegAudioProbe())))
+  Effect.runPromiseExit(Effect.flatMap(AudioProbe, (audio) => audio.probe(Stream.make(bytes), options)).pipe(Effect.provide(layerFfmpegAudioProbe())))
 
 const rejectedFor = (exit: Exit.Exit<unknown, unknown>) => {
   expect(Exit.isFailure(exit), "the probe should have refused the file").toBe(true)

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Cause, Chunk, Effect, Exit, Layer, Stream } from "effect"
 import { AudioProbe, AudioRejected } from "../core/ports/audio.js"
 import { BlobError } from "../core/ports/blob-store.js"
-import { checkFfmpegAvailable, FFMPEG_MISSING_MESSAGE, FfmpegAudioProbe, makeFfmpegAudioProbe } from "../adapters/ffmpeg/probe.js"
+import { checkFfmpegAvailable, FFMPEG_MISSING_MESSAGE, layerFfmpegAudioProbe } from "../adapters/ffmpeg/probe.js"
 import { TEST_MODE_SAMPLE_DURATION_SECONDS, TEST_MODE_SAMPLE_PATH, TEST_MODE_SAMPLE_SIZE_BYTES } from "../adapters/ffmpeg/sample.js"
 import { junk } from "./e2e/helpers.js"
 
@@ -52,7 +52,7 @@ const fromFile = (path: string, chunkSize = 64 * 1024) =>
 
 const probeWith = (layer: Layer.Layer<AudioProbe>) => (input: Stream.Stream<Uint8Array, BlobError>) =>
   Effect.flatMap(AudioProbe, (audio) => audio.probe(input)).pipe(Effect.provide(layer))
-const probe = probeWith(FfmpegAudioProbe)
+const probe = probeWith(layerFfmpegAudioProbe())
 
 const rejection = (input: Stream.Stream<Uint8Array, BlobError>) =>
   Effect.flip(probe(input)).pipe(Effect.map((error) => {
@@ -133,7 +133,7 @@ describe("FfmpegAudioProbe", () => {
       expect(pulled).toBeLessThan(8 * 1024 * 1024) // ffmpeg gave up after the header: the feed stopped too
       // An input that stalls after ffmpeg has decided does not hold the answer back until the time limit.
       const stalled = Stream.concat(fromFile(file("video-only.mp4")), Stream.never)
-      const late = yield* Effect.flip(probeWith(makeFfmpegAudioProbe({ timeLimitMs: 5_000 }))(stalled))
+      const late = yield* Effect.flip(probeWith(layerFfmpegAudioProbe({ timeLimitMs: 5_000 }))(stalled))
       expect(late).toBeInstanceOf(AudioRejected)
       expect((late as AudioRejected).reason).toBe("no_audio")
     }))
@@ -143,7 +143,7 @@ describe("FfmpegAudioProbe", () => {
       let pulled = 0
       const chunk = new Uint8Array(64 * 1024)
       const endless = Stream.repeatEffect(Effect.sync(() => (pulled += chunk.length, chunk)))
-      const fiber = yield* Effect.fork(Effect.flip(probeWith(makeFfmpegAudioProbe({ timeLimitMs: 1_000 }))(endless)))
+      const fiber = yield* Effect.fork(Effect.flip(probeWith(layerFfmpegAudioProbe({ timeLimitMs: 1_000 }))(endless)))
       let children: Array<string> = []
       while (children.length === 0) {
         yield* Effect.sleep("5 millis")
@@ -181,13 +181,13 @@ describe("FfmpegAudioProbe", () => {
 
   it.live("rejects with timeout past the time limit, and kills ffmpeg", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(probeWith(makeFfmpegAudioProbe({ timeLimitMs: 1 }))(fromFile(file("60s.wav"))))
+      const error = yield* Effect.flip(probeWith(layerFfmpegAudioProbe({ timeLimitMs: 1 }))(fromFile(file("60s.wav"))))
       expect(error).toBeInstanceOf(AudioRejected)
       expect((error as AudioRejected).reason).toBe("timeout")
       // An input that never ends: only the time limit can stop it, and ffmpeg must not outlive it.
       const head = readFileSync(file("3s.wav")).subarray(0, 64 * 1024)
       const endless = Stream.concat(Stream.make(new Uint8Array(head)), Stream.never)
-      const fiber = yield* Effect.fork(Effect.flip(probeWith(makeFfmpegAudioProbe({ timeLimitMs: 300 }))(endless)))
+      const fiber = yield* Effect.fork(Effect.flip(probeWith(layerFfmpegAudioProbe({ timeLimitMs: 300 }))(endless)))
       yield* Effect.sleep("150 millis")
       expect(ffmpegChildren().length).toBe(1)
       const late = yield* fiber.await.pipe(Effect.flatten)
@@ -209,7 +209,7 @@ describe("FfmpegAudioProbe", () => {
 
   it.live("dies with install instructions when the ffmpeg binary is missing", () =>
     Effect.gen(function*() {
-      const exit = yield* Effect.exit(probeWith(makeFfmpegAudioProbe({ ffmpegPath: "/nonexistent/ffmpeg" }))(fromFile(file("3s.wav"))))
+      const exit = yield* Effect.exit(probeWith(layerFfmpegAudioProbe({ ffmpegPath: "/nonexistent/ffmpeg" }))(fromFile(file("3s.wav"))))
       expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
       if (Exit.isFailure(exit)) expect(String(Cause.squash(exit.cause))).toContain(FFMPEG_MISSING_MESSAGE)
     }))

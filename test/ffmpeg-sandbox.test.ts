@@ -12,7 +12,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Cause, ConfigProvider, Effect, Either, Exit, Logger, LogLevel, Stream } from "effect"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
-import { makeFfmpegAudioProbe } from "../adapters/ffmpeg/probe.js"
+import { layerFfmpegAudioProbe } from "../adapters/ffmpeg/probe.js"
 import {
   currentFfmpegSandbox,
   DEFAULT_ADDRESS_SPACE_BYTES,
@@ -145,7 +145,7 @@ describe("an ffmpeg child in bubblewrap", () => {
   it("the audio probe decodes as before in it, an M4A spooled to a file outside its folder included", async () => {
     setFfmpegSandbox(BWRAP)
     const probe = (bytes: Uint8Array) =>
-      Effect.runPromise(Effect.flatMap(AudioProbe, (audio) => audio.probe(Stream.make(bytes))).pipe(Effect.provide(makeFfmpegAudioProbe())))
+      Effect.runPromise(Effect.flatMap(AudioProbe, (audio) => audio.probe(Stream.make(bytes))).pipe(Effect.provide(layerFfmpegAudioProbe())))
     expect((await probe(tone(2))).durationSeconds).toBe(2)
     expect((await probe(tone(2, "m4a"))).durationSeconds).toBeCloseTo(2, 1)
   }, 30_000)
@@ -154,7 +154,7 @@ describe("an ffmpeg child in bubblewrap", () => {
     const broken = join(root, "broken-bwrap")
     writeFileSync(broken, "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n", { mode: 0o755 })
     setFfmpegSandbox({ bwrapPath: broken })
-    const exit = await Effect.runPromiseExit(Effect.flatMap(AudioProbe, (audio) => audio.probe(Stream.make(tone(1)))).pipe(Effect.provide(makeFfmpegAudioProbe())))
+    const exit = await Effect.runPromiseExit(Effect.flatMap(AudioProbe, (audio) => audio.probe(Stream.make(tone(1)))).pipe(Effect.provide(layerFfmpegAudioProbe())))
     expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
     if (Exit.isFailure(exit)) expect(String(Cause.squash(exit.cause))).toContain("the ffmpeg sandbox failed: bwrap: No permissions")
   }, 30_000)
@@ -167,7 +167,7 @@ describe("FFMPEG_SANDBOX", () => {
     const logger = Logger.make(({ logLevel, message }) => {
       if (logLevel._tag === "Warning") warnings.push(String(message))
     })
-    const probed = Effect.flatMap(AudioProbe, (audio) => audio.probe(Stream.make(tone(1)))).pipe(Effect.provide(makeFfmpegAudioProbe()))
+    const probed = Effect.flatMap(AudioProbe, (audio) => audio.probe(Stream.make(tone(1)))).pipe(Effect.provide(layerFfmpegAudioProbe()))
     await Effect.runPromise(Effect.zipRight(useFfmpegSandbox(mode, bwrapPath), Effect.zip(probed, probed)).pipe(
       Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
       Logger.withMinimumLogLevel(LogLevel.Debug)

@@ -17,7 +17,7 @@ import { Cause, ConfigProvider, Context, Effect, Exit, Fiber, Layer, Logger, Log
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { makeHttpProviderService, makeRoutingProviderService, outputBound, parseRetryAfter } from "../adapters/http-provider/index.js"
 import type { HttpProviderOptions } from "../adapters/http-provider/provider.js"
-import { LocalStorageConfig, localStorageRouter, makeLocalStorage } from "../adapters/local-storage/index.js"
+import { LocalStorageConfig, localStorageRouter, layerLocalStorage } from "../adapters/local-storage/index.js"
 import { resolveConfig } from "../adapters/local-storage/config.js"
 import { loadGpuProviderConfig } from "../apps/runtime/config.js"
 import { configuredRunners } from "../apps/runtime/layers.js"
@@ -39,7 +39,7 @@ const StorageLive: Layer.Layer<BlobStore | StorageRoot> = Layer.unwrapScoped(Eff
   if (server.address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
   const options = { rootDir, publicBaseUrl: `http://127.0.0.1:${server.address.port}`, signingSecret: "gpu-test-secret" }
   yield* server.serve(localStorageRouter).pipe(Effect.provideService(LocalStorageConfig, resolveConfig(options)))
-  return Layer.merge(makeLocalStorage(options), Layer.succeed(StorageRoot, rootDir))
+  return Layer.merge(layerLocalStorage(options), Layer.succeed(StorageRoot, rootDir))
 }))
 
 let runtime: ManagedRuntime.ManagedRuntime<BlobStore | StorageRoot, never>

@@ -3,7 +3,7 @@ import { encodeBase32LowerCaseNoPadding as osloBase32 } from "@oslojs/encoding"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { encodeBase32LowerCaseNoPadding } from "../adapters/webcrypto/base32.js"
-import { randomId, RandomIds } from "../adapters/webcrypto/ids.js"
+import { randomId, layerRandomIds } from "../adapters/webcrypto/ids.js"
 import { Effect } from "effect"
 import { IdGenerator } from "../core/ports/ids.js"
 
@@ -15,7 +15,7 @@ describe("random ids", () => {
   })
 
   it("gives 256-bit secrets (52 base32 characters), distinct, interleaved with ids", async () => {
-    const generator = await Effect.runPromise(Effect.provide(IdGenerator, RandomIds))
+    const generator = await Effect.runPromise(Effect.provide(IdGenerator, layerRandomIds))
     const secrets = Array.from({ length: 2_000 }, (_, i) => (i % 2 === 0 ? generator.secret() : generator.next("req")))
     for (const secret of secrets.filter((_, i) => i % 2 === 0).slice(0, 50)) expect(secret).toMatch(/^[a-z2-7]{52}$/)
     expect(new Set(secrets).size).toBe(secrets.length)

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, TestClock } from "effect"
-import { MemoryBlobBackdoor, MemoryBlobStore } from "../adapters/memory/blob-store.js"
+import { MemoryBlobBackdoor, layerMemoryBlobStore } from "../adapters/memory/blob-store.js"
 import { DEFAULT_LIMITS } from "../core/domain/limits.js"
 import { BlobStore } from "../core/ports/blob-store.js"
 import { createAccountWithKeys } from "../core/services/accounts.js"
@@ -19,7 +19,7 @@ import { stagingKeyOf } from "../core/rules/storage.js"
 import { coreEnvironment, TEST_SAMPLE } from "./support/env.js"
 import { riff, RiffProbe } from "./support/riff-probe.js"
 
-const environment = () => Layer.mergeAll(coreEnvironment(), MemoryBlobStore, RiffProbe)
+const environment = () => Layer.mergeAll(coreEnvironment(), layerMemoryBlobStore, RiffProbe)
 const run = <A, E>(body: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof environment>>>) =>
   Effect.provide(body, environment())
 

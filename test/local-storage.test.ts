@@ -12,7 +12,7 @@ import {
   LocalStorageConfig,
   localStorageRouter,
   localStorageRoutes,
-  makeLocalStorage,
+  layerLocalStorage,
   parseRange,
   sweepStale
 } from "../adapters/local-storage/index.js"
@@ -43,7 +43,7 @@ const LocalStorageTest: Layer.Layer<BlobStore | LocalStorageConfig | TestStorage
     const baseUrl = `http://127.0.0.1:${server.address.port}`
     const options = { rootDir, publicBaseUrl: baseUrl, signingSecret: "test-signing-secret" }
     yield* server.serve(localStorageRouter).pipe(Effect.provideService(LocalStorageConfig, resolveConfig(options)))
-    return Layer.merge(makeLocalStorage(options), Layer.succeed(TestStorage, { baseUrl, rootDir }))
+    return Layer.merge(layerLocalStorage(options), Layer.succeed(TestStorage, { baseUrl, rootDir }))
   })
 )
 
@@ -370,7 +370,7 @@ const ApiWithStorage: Layer.Layer<BlobStore | TestStorage> = Layer.unwrapScoped(
     return HttpApiBuilder.serve().pipe(
       Layer.provide(localStorageRoutes),
       Layer.provide(ApiLive),
-      Layer.provideMerge(makeLocalStorage({ rootDir, publicBaseUrl: baseUrl, signingSecret: "api-secret" })),
+      Layer.provideMerge(layerLocalStorage({ rootDir, publicBaseUrl: baseUrl, signingSecret: "api-secret" })),
       Layer.provide(Layer.succeed(HttpServer.HttpServer, server)),
       Layer.provide(NodeHttpServer.layerContext),
       Layer.merge(Layer.succeed(TestStorage, { baseUrl, rootDir }))

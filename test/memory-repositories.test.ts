@@ -1,4 +1,4 @@
-import { MemoryPersistence } from "../adapters/memory/index.js"
+import { layerMemoryPersistence } from "../adapters/memory/index.js"
 import { accountsContracts } from "./contracts/accounts.js"
 import { lifecycleContract } from "./contracts/lifecycle.js"
 import { operationalStatsContract } from "./contracts/operational-stats.js"
@@ -6,14 +6,14 @@ import { paymentsContracts } from "./contracts/payments.js"
 import { repositoryContracts } from "./contracts/repositories.js"
 import { webhookContract } from "./contracts/webhooks.js"
 
-// MemoryPersistence is a layer description: each test builds it afresh, so each gets an empty store.
-repositoryContracts("memory", () => MemoryPersistence)
+// layerMemoryPersistence is a layer description: each test builds it afresh, so each gets an empty store.
+repositoryContracts("memory", () => layerMemoryPersistence)
 
-lifecycleContract("memory", () => MemoryPersistence)
+lifecycleContract("memory", () => layerMemoryPersistence)
 
-operationalStatsContract("memory", () => MemoryPersistence, { hasConnections: false })
+operationalStatsContract("memory", () => layerMemoryPersistence, { hasConnections: false })
 
-accountsContracts("memory", () => MemoryPersistence)
+accountsContracts("memory", () => layerMemoryPersistence)
 
-paymentsContracts("memory", () => MemoryPersistence)
-webhookContract("memory", () => MemoryPersistence)
+paymentsContracts("memory", () => layerMemoryPersistence)
+webhookContract("memory", () => layerMemoryPersistence)

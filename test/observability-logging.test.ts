@@ -2,13 +2,13 @@
 import { Cause, Effect, FiberId, LogLevel, Option } from "effect"
 import { execFileSync, spawn } from "node:child_process"
 import { describe, expect, it } from "vitest"
-import { DEFAULT_OBSERVABILITY, loggingLayer } from "../apps/runtime/observability.js"
+import { DEFAULT_OBSERVABILITY, layerLogging } from "../apps/runtime/observability.js"
 import { LogFields, logNow } from "../core/observability/log-fields.js"
-import { tracingLayer } from "../apps/runtime/tracing.js"
+import { layerTracing } from "../apps/runtime/tracing.js"
 
 const capture = async (format: "json" | "text", program: Effect.Effect<void>, level: LogLevel.LogLevel = LogLevel.Debug) => {
   const lines: Array<string> = []
-  const layer = loggingLayer({ ...DEFAULT_OBSERVABILITY, logFormat: format, logLevel: Option.some(level) }, { write: (line) => lines.push(line) })
+  const layer = layerLogging({ ...DEFAULT_OBSERVABILITY, logFormat: format, logLevel: Option.some(level) }, { write: (line) => lines.push(line) })
   await Effect.runPromise(program.pipe(Effect.provide(layer)))
   return lines
 }
@@ -86,7 +86,7 @@ describe("log lines", () => {
   })
 
   it("with tracing off, spans are no-ops and no placeholder trace id reaches a line", async () => {
-    const off = tracingLayer(DEFAULT_OBSERVABILITY, "1.0.0")
+    const off = layerTracing(DEFAULT_OBSERVABILITY, "1.0.0")
     const lines = await capture("json", Effect.logInfo("request").pipe(Effect.withSpan("GET /v1/health"), Effect.provide(off)))
     expect(lines).toHaveLength(1)
     expect(JSON.parse(lines[0]!).traceId).toBeUndefined()
@@ -102,8 +102,8 @@ describe("stdout", () => {
   it("lines buffered for a tick are all written, even when the process exits at once", () => {
     const script = `
       import { Effect } from "effect"
-      import { loggingLayer, DEFAULT_OBSERVABILITY } from ${JSON.stringify(new URL("../apps/runtime/observability.ts", import.meta.url).pathname)}
-      await Effect.runPromise(Effect.forEach([1, 2, 3], (n) => Effect.logInfo("line " + n), { discard: true }).pipe(Effect.provide(loggingLayer(DEFAULT_OBSERVABILITY))))
+      import { layerLogging, DEFAULT_OBSERVABILITY } from ${JSON.stringify(new URL("../apps/runtime/observability.ts", import.meta.url).pathname)}
+      await Effect.runPromise(Effect.forEach([1, 2, 3], (n) => Effect.logInfo("line " + n), { discard: true }).pipe(Effect.provide(layerLogging(DEFAULT_OBSERVABILITY))))
       process.exit(0)
     `
     const out = execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" })
@@ -113,9 +113,9 @@ describe("stdout", () => {
   it("a reader that goes away (EPIPE) costs the lines, not the process", async () => {
     const script = `
       import { Effect } from "effect"
-      import { loggingLayer, DEFAULT_OBSERVABILITY } from ${JSON.stringify(new URL("../apps/runtime/observability.ts", import.meta.url).pathname)}
+      import { layerLogging, DEFAULT_OBSERVABILITY } from ${JSON.stringify(new URL("../apps/runtime/observability.ts", import.meta.url).pathname)}
       const line = Effect.logInfo("x".repeat(1000))
-      await Effect.runPromise(Effect.forEach(Array.from({ length: 400 }), () => Effect.zipRight(line, Effect.sleep("1 millis")), { discard: true }).pipe(Effect.provide(loggingLayer(DEFAULT_OBSERVABILITY))))
+      await Effect.runPromise(Effect.forEach(Array.from({ length: 400 }), () => Effect.zipRight(line, Effect.sleep("1 millis")), { discard: true }).pipe(Effect.provide(layerLogging(DEFAULT_OBSERVABILITY))))
     `
     const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] })
     // read the first line, then close our end of the pipe while the child keeps logging

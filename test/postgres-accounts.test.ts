@@ -10,7 +10,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect } from "vitest"
-import { migrate, MIGRATIONS, MIGRATIONS_TABLE, postgresPoolLayer } from "../adapters/postgres/index.js"
+import { migrate, MIGRATIONS, MIGRATIONS_TABLE, layerPostgresPool } from "../adapters/postgres/index.js"
 import { createDatabase, databaseUrl, dropDatabase, requirePostgres } from "./support/postgres.js"
 
 await requirePostgres()
@@ -21,7 +21,7 @@ let schemas = 0
 const freshSchema = (database: string) => {
   const schema = `accounts_${process.pid}_${++schemas}`
   return Layer.effectDiscard(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE SCHEMA ${schema}`))).pipe(
-    Layer.provideMerge(postgresPoolLayer({ url: databaseUrl(database, schema) }))
+    Layer.provideMerge(layerPostgresPool({ url: databaseUrl(database, schema) }))
   )
 }
 

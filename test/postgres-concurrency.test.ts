@@ -6,7 +6,7 @@
  */
 import { MIGRATIONS } from "../adapters/postgres/migrations.js"
 import { Effect, Layer, Option } from "effect"
-import { MemoryBlobStore } from "../adapters/memory/blob-store.js"
+import { layerMemoryBlobStore } from "../adapters/memory/blob-store.js"
 import { DEFAULT_LIMITS, LimitsConfig } from "../core/domain/limits.js"
 import { authenticate } from "../core/services/caller.js"
 import { createFile } from "../core/services/files.js"
@@ -218,7 +218,7 @@ describe("postgres, upload quotas under concurrency", () => {
     // the last layer's LimitsConfig wins over the default one of postgresServices
     const services = Layer.mergeAll(
       postgresServices(url, { maxConnections: 10 }),
-      MemoryBlobStore,
+      layerMemoryBlobStore,
       Layer.succeed(LimitsConfig, { ...DEFAULT_LIMITS, openUploads: 5 })
     )
     const outcome = await Effect.runPromise(Effect.gen(function*() {

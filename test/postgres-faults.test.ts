@@ -5,7 +5,7 @@
  *     within the pool's deadlines as DependencyUnavailable (the API's 503), never hangs, and
  *     the pool serves again once the server answers;
  *   - a refused connection: DependencyUnavailable at once;
- *   - a process that starts while the server is unreachable waits for it (postgresLayerFromUrl);
+ *   - a process that starts while the server is unreachable waits for it (layerPostgresFromUrl);
  *   - a success whose COMMIT landed but whose answer was lost: the worker's retry of the move
  *     is refused (the job is no longer processing) and the account is charged once.
  */

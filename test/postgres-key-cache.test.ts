@@ -10,7 +10,7 @@ import { ConfigProvider, Effect, Layer, Option } from "effect"
 import { afterAll, beforeAll, describe, expect } from "vitest"
 import { AUTH_CHANGED_CHANNEL, AUTH_LISTENER_NAME, type KeyCacheListen, PostgresKeyCache, PostgresKeyCacheListen } from "../adapters/postgres/index.js"
 import { type HushConfig, loadConfig } from "../apps/runtime/config.js"
-import { persistenceLayer } from "../apps/runtime/layers.js"
+import { layerPersistence } from "../apps/runtime/layers.js"
 import { AccountRepo, KeyRepo } from "../core/ports/repositories.js"
 import { makeAccount, makeKey } from "./contracts/fixtures.js"
 import { createDatabase, databaseUrl, dropDatabase, freshSchemaPersistence, requirePostgres, runSql } from "./support/postgres.js"
@@ -176,7 +176,7 @@ describe("postgres key cache", () => {
     /** The listening connections seen while the layer is built: once one shows, or after 2 s. */
     const whileBuilt = (authenticates: boolean) =>
       Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-        yield* Layer.build(persistenceLayer(config, { authenticates }))
+        yield* Layer.build(layerPersistence(config, { authenticates }))
         let seen = 0
         // the listener connects in the background
         for (let waited = 0; waited < 2_000 && seen === 0; waited += 50) {

@@ -8,10 +8,10 @@ import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Effect, Layer, Option } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect } from "vitest"
-import { namingClient, postgresPoolLayer } from "../adapters/postgres/index.js"
+import { namingClient, layerPostgresPool } from "../adapters/postgres/index.js"
 import { reusesShapes } from "../adapters/postgres/result-shapes.js"
 import { type HushConfig, loadConfig } from "../apps/runtime/config.js"
-import { persistenceLayer } from "../apps/runtime/layers.js"
+import { layerPersistence } from "../apps/runtime/layers.js"
 import { createDatabase, databaseUrl, dropDatabase, requirePostgres } from "./support/postgres.js"
 
 await requirePostgres()
@@ -44,14 +44,14 @@ describe("the pool's named statements", () => {
       expect(plusOne).toHaveLength(1)
       expect(plusOne[0]?.name).toMatch(/^hush_\d+$/)
       expect(prepared.some((row) => row.statement === "SELECT 1")).toBe(false)
-    }).pipe(Effect.provide(postgresPoolLayer({ url: databaseUrl(database) }, { maxConnections: 2 }))))
+    }).pipe(Effect.provide(layerPostgresPool({ url: databaseUrl(database) }, { maxConnections: 2 }))))
 
   it.live("preparedStatements: false names nothing", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const prepared = yield* preparedHere(sql.unsafe(PLUS_ONE, [1]))
       expect(prepared).toEqual([])
-    }).pipe(Effect.provide(postgresPoolLayer({ url: databaseUrl(database) }, { preparedStatements: false }))))
+    }).pipe(Effect.provide(layerPostgresPool({ url: databaseUrl(database) }, { preparedStatements: false }))))
 
   it.live("a failing statement fails every time with its own error, and a statement that failed to parse is parsed again", () =>
     Effect.gen(function*() {
@@ -63,7 +63,7 @@ describe("the pool's named statements", () => {
         expect(String((syntax.cause as Error).message)).toMatch(/syntax error/)
       }
       expect((yield* sql.unsafe<{ readonly n: number }>("SELECT 6 / $1::int AS n", [3]))[0]?.n).toBe(2)
-    }).pipe(Effect.provide(postgresPoolLayer({ url: databaseUrl(database) }, { maxConnections: 1 }))))
+    }).pipe(Effect.provide(layerPostgresPool({ url: databaseUrl(database) }, { maxConnections: 1 }))))
 
   it("names at most `max` statement texts; further ones run unnamed", async () => {
     const Client = namingClient(2)
@@ -126,8 +126,8 @@ describe("the pool's named statements", () => {
       const namedWith = (preparedStatements: boolean) =>
         preparedHere(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(PLUS_ONE, [1]))).pipe(
           Effect.map((rows) => rows.some((row) => row.statement === PLUS_ONE)),
-          // the postgres store's persistence carries its SqlClient too (postgresLayerFromUrl), though its type names only the ports
-          Effect.provide(Layer.fresh(persistenceLayer(config(preparedStatements), { authenticates: false })) as unknown as Layer.Layer<SqlClient.SqlClient>)
+          // the postgres store's persistence carries its SqlClient too (layerPostgresFromUrl), though its type names only the ports
+          Effect.provide(Layer.fresh(layerPersistence(config(preparedStatements), { authenticates: false })) as unknown as Layer.Layer<SqlClient.SqlClient>)
         )
       expect(yield* namedWith(true)).toBe(true)
       expect(yield* namedWith(false)).toBe(false)

@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect } from "vitest"
-import { PostgresPool, postgresPoolLayer, runStatement } from "../adapters/postgres/index.js"
+import { PostgresPool, layerPostgresPool, runStatement } from "../adapters/postgres/index.js"
 import { createDatabase, databaseUrl, dropDatabase, requirePostgres } from "./support/postgres.js"
 
 await requirePostgres()
@@ -34,7 +34,7 @@ describe("statements straight on node-postgres", () => {
     database = await createDatabase("hush_statements")
   })
   afterAll(() => dropDatabase(database))
-  const pool = (maxConnections: number) => postgresPoolLayer({ url: databaseUrl(database) }, { maxConnections })
+  const pool = (maxConnections: number) => layerPostgresPool({ url: databaseUrl(database) }, { maxConnections })
 
   it.live("an untraced fiber gets the rows from the pool, with parameters, and never the traced path", () =>
     Effect.gen(function*() {

@@ -11,10 +11,10 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Layer, Option, Stream } from "effect"
-import { MemoryBlobBackdoor, MemoryBlobStore } from "../adapters/memory/blob-store.js"
+import { MemoryBlobBackdoor, layerMemoryBlobStore } from "../adapters/memory/blob-store.js"
 import { defaultChunkSeconds, denoisePcm, denoiseToOutput, type PipelineOptions } from "../adapters/rnnoise/pipeline.js"
 import { type ChunkPool, makeChunkPool } from "../adapters/rnnoise/pool.js"
-import { makeRnnoiseProvider } from "../adapters/rnnoise/provider.js"
+import { layerRnnoiseProvider } from "../adapters/rnnoise/provider.js"
 import { RNNOISE } from "../core/domain/catalog.js"
 import { BlobError, BlobStore } from "../core/ports/blob-store.js"
 import { DenoiseProvider } from "../core/ports/denoise-provider.js"
@@ -255,7 +255,7 @@ describe("denoiseToOutput", () => {
 })
 
 describe("RnnoiseProvider", () => {
-  const provider = (threads: number) => makeRnnoiseProvider({ threads, chunkSeconds: 4 }).pipe(Layer.provideMerge(MemoryBlobStore))
+  const provider = (threads: number) => layerRnnoiseProvider({ threads, chunkSeconds: 4 }).pipe(Layer.provideMerge(layerMemoryBlobStore))
 
   const request = (progress: Array<number>) => ({
     jobId: "job_1",
@@ -310,7 +310,7 @@ describe("RnnoiseProvider", () => {
       expect(error.message).toMatch(/deadline/)
       expect(yield* door.keys()).toEqual(["inputs/a.wav"])
       expect(yield* noFfmpegLeft).toBe(true)
-    }).pipe(Effect.provide(makeRnnoiseProvider({ threads: 1, deadlineBaseMs: 50, deadlinePerAudioSecondMs: 0 }).pipe(Layer.provideMerge(MemoryBlobStore)))))
+    }).pipe(Effect.provide(layerRnnoiseProvider({ threads: 1, deadlineBaseMs: 50, deadlinePerAudioSecondMs: 0 }).pipe(Layer.provideMerge(layerMemoryBlobStore)))))
 
   it.live("an undecodable input → ProviderFailure and no output object; a missing input → defect", () =>
     Effect.gen(function*() {

@@ -7,7 +7,7 @@
  */
 import { Cause, Effect, Exit, Layer, ManagedRuntime, Option, Scope, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { isUnavailable, makeS3BlobStore, sdkErrorInfo, toBlobError } from "../adapters/s3/store.js"
+import { isUnavailable, layerS3BlobStore, sdkErrorInfo, toBlobError } from "../adapters/s3/store.js"
 import { layerTestSample } from "../apps/runtime/layers.js"
 import { TestSample } from "../core/domain/deployment.js"
 import { BlobError, BlobStore } from "../core/ports/blob-store.js"
@@ -47,7 +47,7 @@ describe("S3 behind a faulty network", () => {
     closeServer = () => Effect.runPromise(Scope.close(scope, Exit.void))
     const endpoint = new URL(running.endpoint)
     proxy = await startFaultProxy({ target: { host: endpoint.hostname, port: Number(endpoint.port) } })
-    runtime = ManagedRuntime.make(makeS3BlobStore({ ...running.options, endpoint: `http://127.0.0.1:${proxy.port}` }) as Layer.Layer<BlobStore>)
+    runtime = ManagedRuntime.make(layerS3BlobStore({ ...running.options, endpoint: `http://127.0.0.1:${proxy.port}` }) as Layer.Layer<BlobStore>)
     await runtime.runPromise(Effect.flatMap(BlobStore, (store) => store.write("a/one", Stream.make(new Uint8Array(10)), { contentType: "audio/wav" })))
   }, 60_000)
 

@@ -3,7 +3,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Chunk, Clock, ConfigProvider, Context, Effect, Either, Layer, Option, Redacted, Stream } from "effect"
 import {
   MAX_PRESIGN_SECONDS,
-  makeS3BlobStore,
+  layerS3BlobStore,
   MIN_PART_SIZE,
   normalizeEtag,
   presignWindow,
@@ -17,7 +17,7 @@ import { type RunningS3rver, startS3rver } from "./support/s3rver.js"
 const PART_SIZE = MIN_PART_SIZE
 
 const S3Test: Layer.Layer<BlobStore> = Layer.unwrapScoped(
-  Effect.map(startS3rver(), (server) => makeS3BlobStore(server.options))
+  Effect.map(startS3rver(), (server) => layerS3BlobStore(server.options))
 )
 
 blobStoreContract("S3 (s3rver)", () => S3Test, { partSizeBytes: PART_SIZE, refusesClosedUploads: false, timeout: "120 seconds" })
@@ -28,7 +28,7 @@ class TestS3 extends Context.Tag("test/TestS3")<TestS3, RunningS3rver>() {}
 const S3WithServer: Layer.Layer<BlobStore | TestS3> = Layer.unwrapScoped(
   Effect.map(startS3rver({ bucket: "hush-s3-only" }), (server) =>
     Layer.merge(
-      makeS3BlobStore({ ...server.options, writePartSizeBytes: PART_SIZE, singleCopyMaxBytes: PART_SIZE, copyPartSizeBytes: PART_SIZE }),
+      layerS3BlobStore({ ...server.options, writePartSizeBytes: PART_SIZE, singleCopyMaxBytes: PART_SIZE, copyPartSizeBytes: PART_SIZE }),
       Layer.succeed(TestS3, server)
     ))
 )
@@ -212,7 +212,7 @@ layer(S3WithServer, { excludeTestServices: true, timeout: "120 seconds" })("S3 s
         expect((yield* http(target.url, { method: "PUT", headers: { ...target.headers }, body: bytes(10) })).status).toBe(403)
         return outcomes
       }).pipe(
-        Effect.provide(makeS3BlobStore({
+        Effect.provide(layerS3BlobStore({
           ...server.options,
           credentials: { accessKeyId: "S3RVER", secretAccessKey: Redacted.make(secret) }
         }))
@@ -232,7 +232,7 @@ layer(S3WithServer, { excludeTestServices: true, timeout: "120 seconds" })("S3 s
     Effect.gen(function*() {
       const result = yield* Effect.either(
         Effect.flatMap(BlobStore, (store) => store.stat("s3/x.wav")).pipe(
-          Effect.provide(makeS3BlobStore({
+          Effect.provide(layerS3BlobStore({
             bucket: "nowhere",
             endpoint: "http://127.0.0.1:1",
             region: "us-east-1",

@@ -7,7 +7,7 @@ import { Effect, Redacted } from "effect"
 import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeSmtpMailer } from "../adapters/mail/smtp.js"
+import { layerSmtpMailer } from "../adapters/mail/smtp.js"
 import { Mailer, type MailMessage } from "../core/ports/mailer.js"
 import { verificationMail } from "../core/services/mail.js"
 
@@ -58,7 +58,7 @@ describe("SMTP mailer", () => {
 
   const send = (url: string, message: MailMessage) =>
     Effect.runPromise(Effect.scoped(Effect.flatMap(Mailer, (mailer) => mailer.send(message)).pipe(
-      Effect.provide(makeSmtpMailer({ url: Redacted.make(url), from: "Hush <no-reply@hush.test>" })),
+      Effect.provide(layerSmtpMailer({ url: Redacted.make(url), from: "Hush <no-reply@hush.test>" })),
       Effect.either
     )))
 

@@ -13,7 +13,7 @@ import { Effect, Either, Logger } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { serviceAddresses } from "../apps/api/server/addresses.js"
 import type { HushConfig } from "../apps/runtime/config.js"
-import { mailerLayer } from "../apps/runtime/layers.js"
+import { layerMailer } from "../apps/runtime/layers.js"
 import { loadOrCreateKeys, secureDataDir } from "../apps/runtime/secrets.js"
 import { Mailer } from "../core/ports/mailer.js"
 import { listOutbox } from "../adapters/mail/outbox.js"
@@ -165,7 +165,7 @@ describe("what a newcomer meets at start", () => {
       const capture = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => lines.push(String(message))))
       await Effect.runPromise(Effect.flatMap(Mailer, (mailer) =>
         mailer.send({ to: "a@example.com", subject: "Reset your password", text: "Open http://localhost:8787/reset-password?token=secret123", html: "" })
-      ).pipe(Effect.provide(mailerLayer({ env, dataDir } as HushConfig)), Effect.provide(capture)))
+      ).pipe(Effect.provide(layerMailer({ env, dataDir } as HushConfig)), Effect.provide(capture)))
       expect((await listOutbox(dataDir))[0]?.links).toEqual(["http://localhost:8787/reset-password?token=secret123"])
       return lines
     }

@@ -9,7 +9,7 @@ import { Duration, Effect, Either, Fiber, Layer, Metric, MetricLabel, Option, Te
 import { Webhook } from "standardwebhooks"
 import { createServer as createNetServer, type AddressInfo } from "node:net"
 import { afterAll, beforeAll } from "vitest"
-import { CONNECTION_FAILED, makeWebhookSender } from "../adapters/webhook-http/sender.js"
+import { CONNECTION_FAILED, layerWebhookSender } from "../adapters/webhook-http/sender.js"
 import { runDeliveries } from "../apps/worker/webhooks.js"
 import { nonPublicReason } from "../adapters/webhook-http/addresses.js"
 import { WebhookAttemptRecord, WebhookEndpointRecord } from "../core/domain/records.js"
@@ -69,7 +69,7 @@ describe("which addresses a live endpoint may reach", () => {
   })
 })
 
-const sender = makeWebhookSender({ allowPrivate: false })
+const sender = layerWebhookSender({ allowPrivate: false })
 
 describe("the sender", () => {
   let receiver: Receiver
@@ -165,7 +165,7 @@ const withEndpoint = (url: string, events: ReadonlyArray<string> = ["job.cancele
   })
 
 // the receivers of these tests are on 127.0.0.1: WEBHOOKS_ALLOW_PRIVATE
-const environment = Layer.merge(coreEnvironment(), makeWebhookSender({ allowPrivate: true }))
+const environment = Layer.merge(coreEnvironment(), layerWebhookSender({ allowPrivate: true }))
 
 /** An event for the endpoint, emitted as the services do (inside a transaction). */
 const emitTestEvent = (accountId: string) =>

@@ -11,7 +11,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer, Option, Stream } from "effect"
-import { MemoryBlobBackdoor, MemoryBlobStore } from "../adapters/memory/blob-store.js"
+import { MemoryBlobBackdoor, layerMemoryBlobStore } from "../adapters/memory/blob-store.js"
 import { outputKey, runWorker } from "../apps/worker/loop.js"
 import type { Limits } from "../core/domain/limits.js"
 import { JobRecord } from "../core/domain/records.js"
@@ -67,7 +67,7 @@ const AcceptingProbe = Layer.succeed(AudioProbe, { probe: (input) => Effect.as(S
 const environment = (limits: Partial<Limits> = {}) =>
   Layer.provideMerge(
     Layer.mergeAll(LosingTransactor, FakeProvider),
-    Layer.mergeAll(coreEnvironment({ limits: { jobLeaseMs: 3_000, ...limits } }), AcceptingProbe).pipe(Layer.provideMerge(MemoryBlobStore))
+    Layer.mergeAll(coreEnvironment({ limits: { jobLeaseMs: 3_000, ...limits } }), AcceptingProbe).pipe(Layer.provideMerge(layerMemoryBlobStore))
   )
 
 const reset = () => Object.assign(faults, { storageDownForRuns: 0, runs: 0, loseSuccessCommitAnswers: 0, lostAnswers: 0 })

@@ -9,8 +9,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Fiber, Layer, Logger, Option, Stream } from "effect"
-import { MemoryBlobBackdoor, MemoryBlobStore } from "../adapters/memory/blob-store.js"
-import { makeRnnoiseProvider } from "../adapters/rnnoise/provider.js"
+import { MemoryBlobBackdoor, layerMemoryBlobStore } from "../adapters/memory/blob-store.js"
+import { layerRnnoiseProvider } from "../adapters/rnnoise/provider.js"
 import { outputKey, runWorker, workOnce } from "../apps/worker/loop.js"
 import type { JobStatus } from "../core/domain/enums.js"
 import { JobRecord } from "../core/domain/records.js"
@@ -51,8 +51,8 @@ const AcceptingProbe = Layer.succeed(AudioProbe, {
 const environment = Layer.mergeAll(
   coreEnvironment({ limits: { jobLeaseMs: LEASE_MS } }),
   AcceptingProbe,
-  makeRnnoiseProvider({ threads: 1 })
-).pipe(Layer.provideMerge(MemoryBlobStore))
+  layerRnnoiseProvider({ threads: 1 })
+).pipe(Layer.provideMerge(layerMemoryBlobStore))
 
 const run = <A, E>(body: Effect.Effect<A, E, Layer.Layer.Success<typeof environment>>) =>
   Effect.provide(body, environment)

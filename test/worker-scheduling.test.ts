@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Fiber, Layer, Metric, Stream } from "effect"
-import { MemoryBlobBackdoor, MemoryBlobStore } from "../adapters/memory/blob-store.js"
+import { MemoryBlobBackdoor, layerMemoryBlobStore } from "../adapters/memory/blob-store.js"
 import { FULL_LOAD_SECONDS, runWorker } from "../apps/worker/loop.js"
 import * as Metrics from "../core/observability/metrics.js"
 import { AudioProbe } from "../core/ports/audio.js"
@@ -78,7 +78,7 @@ const until = <E, R>(done: () => Effect.Effect<boolean, E, R>) =>
 const withWorker = <A, E, R>(body: (provider: Effect.Effect.Success<typeof makeGatedProvider>) => Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const provider = yield* makeGatedProvider
-    const environment = Layer.mergeAll(coreEnvironment(), LengthProbe, provider.layer).pipe(Layer.provideMerge(MemoryBlobStore))
+    const environment = Layer.mergeAll(coreEnvironment(), LengthProbe, provider.layer).pipe(Layer.provideMerge(layerMemoryBlobStore))
     return yield* Effect.provide(body(provider), environment)
   })
 

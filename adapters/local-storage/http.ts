@@ -6,7 +6,7 @@
  * not `mount`ed, into the API's router):
  *
  * ```ts
- * const StorageLive = makeLocalStorage({ rootDir, publicBaseUrl, signingSecret }) // BlobStore + LocalStorageConfig
+ * const StorageLive = layerLocalStorage({ rootDir, publicBaseUrl, signingSecret }) // BlobStore + LocalStorageConfig
  * const ApiLive = HttpApiBuilder.api(HushApi).pipe(Layer.provide(groupLayers))   // handlers may use BlobStore
  * const ServerLive = HttpApiBuilder.serve(middleware).pipe(
  *   Layer.provide(localStorageRoutes),     // adds /storage/* to HttpApiBuilder.Router

@@ -5,7 +5,7 @@
  * models with small limits.
  */
 import { Effect, Layer, Option } from "effect"
-import { MemoryBlobBackdoor, MemoryBlobStore } from "../../adapters/memory/blob-store.js"
+import { MemoryBlobBackdoor, layerMemoryBlobStore } from "../../adapters/memory/blob-store.js"
 import type { Mode, Scope } from "../../core/domain/enums.js"
 import { WalletRepo } from "../../core/ports/repositories.js"
 import { createAccountWithKeys, createKey } from "../../core/services/accounts.js"
@@ -18,7 +18,7 @@ import { RiffProbe } from "../support/riff-probe.js"
 
 type EnvOptions = Parameters<typeof coreEnvironment>[0]
 
-const environment = (options: EnvOptions = {}) => Layer.mergeAll(coreEnvironment(options), MemoryBlobStore, RiffProbe)
+const environment = (options: EnvOptions = {}) => Layer.mergeAll(coreEnvironment(options), layerMemoryBlobStore, RiffProbe)
 type Env = Layer.Layer.Success<ReturnType<typeof environment>>
 
 /** Runs a test body on a fresh environment. */

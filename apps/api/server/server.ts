@@ -48,7 +48,7 @@ export interface ApiOptions {
 
 
 /**
- * Needs an HttpServer and the core's services (apps/runtime/layers.ts coreLayer), plus the
+ * Needs an HttpServer and the core's services (apps/runtime/layers.ts layerCore), plus the
  * blob store's own routes where it has some (storageLayers).
  */
 export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<never, E, R>) => {
