@@ -12,7 +12,7 @@ import type { AccountSettings } from "../../core/domain/account-settings.js"
 import type { Limits } from "../../core/domain/limits.js"
 import type { PasswordHasher } from "../../core/ports/password-hasher.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
-import type { apiLayer as ApiLayer } from "../api/server/server.js"
+import type { layerApi as ApiLayer } from "../api/server/server.js"
 import { layerJobQueued } from "../../core/services/job-queued.js"
 import { HUSH_VERSION } from "../../core/version.js"
 import { layerWorker, type WorkerOptions } from "../worker/background.js"
@@ -61,7 +61,7 @@ export const compose = (config: HushConfig, keys: DeploymentKeys, options: Compo
   })
   /**
    * The HTTP API with the blob store's routes, on the given server; needs the core. The app
-   * (apps/api/server/server.ts `apiLayer`) is passed in by the caller, so that a worker or the CLI
+   * (apps/api/server/server.ts `layerApi`) is passed in by the caller, so that a worker or the CLI
    * never loads the HTTP surface: its OpenAPI page alone is megabytes of script to parse.
    */
   const api = <A, E, R>(app: typeof ApiLayer, httpServer: Layer.Layer<A | HttpServer.HttpServer, E, R>) =>
