@@ -16,7 +16,7 @@
  * )
  * ```
  *
- * (test/local-storage.test.ts, "mounted beside an HttpApi", runs exactly this shape.)
+ * (test/adapters/local-storage/store.test.ts, "mounted beside an HttpApi", runs exactly this shape.)
  *
  * Or, without HttpApi: `HttpRouter.concat(appRouter, localStorageRouter)` and provide
  * `LocalStorageConfig`. The router's requests then pass through the API's global middleware
