@@ -6,7 +6,7 @@
 import type { AddressInfo } from "node:net"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { afterEach, describe, expect, it } from "vitest"
-import { createGatedServer, refuseUnavailable } from "../apps/api/server/gated-server.js"
+import { createGatedServer, refuseUnavailable } from "../../../../apps/api/server/gated-server.js"
 
 const servers: Array<ReturnType<typeof createGatedServer>> = []
 afterEach(async () => {

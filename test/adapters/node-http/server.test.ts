@@ -15,7 +15,7 @@ import { createHash } from "node:crypto"
 import { createServer, request as httpRequest } from "node:http"
 import { connect } from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
-import * as NodeHttp from "../adapters/node-http/server.js"
+import * as NodeHttp from "../../../adapters/node-http/server.js"
 
 /** 8 MiB in 64 KiB pieces, each piece's bytes its index: far past any socket buffer. */
 const PIECES = 128
