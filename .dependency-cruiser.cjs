@@ -9,7 +9,7 @@ const SERVER_SIDE = "^(adapters/|core/services/|core/ports/|apps/api/server)"
  * The dashboard's bundle and the typed client carry the contract (apps/api/contract: HushApi, its
  * groups, annotations and middleware tags) and the pure core it names (core/domain, core/schema,
  * core/errors…), never the server: followed transitively, so a contract module that imported an
- * implementation would fail here. test/apps/web-bundle.test.ts checks the built bundle itself.
+ * implementation would fail here. test/apps/web/bundle.test.ts checks the built bundle itself.
  */
 const clientsReachOnlyTheContract = {
   name: "clients-reach-only-the-contract",

@@ -23,7 +23,7 @@ const ARGON2ID = 2
 export const OWASP_ARGON2ID: Argon2Parameters = { memoryCost: 19_456, timeCost: 2, parallelism: 1 }
 
 /** A hasher with `parameters` (tests pass cheaper ones; every deployment uses the default). */
-export const makeArgon2Hasher = (parameters: Argon2Parameters = OWASP_ARGON2ID) =>
+export const layerArgon2Hasher = (parameters: Argon2Parameters = OWASP_ARGON2ID) =>
   Layer.effect(PasswordHasher, Effect.gen(function*() {
     const options = { algorithm: ARGON2ID, ...parameters }
     // what a wrong address is checked against, so it costs what a wrong password costs
@@ -36,5 +36,3 @@ export const makeArgon2Hasher = (parameters: Argon2Parameters = OWASP_ARGON2ID) 
         )
     }
   }))
-
-export const Argon2Hasher = makeArgon2Hasher()

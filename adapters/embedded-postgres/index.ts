@@ -4,13 +4,13 @@
  * code on it unchanged, through an ordinary connection pool.
  *
  * Compose:
- *   - `embeddedPostgresLayer({ dir })`: every repository port and the Transactor (migrated at
+ *   - `layerEmbeddedPostgres({ dir })`: every repository port and the Transactor (migrated at
  *     start), plus `EmbeddedPostgres` (how to reach it), `PgClient` and `SqlClient`.
  *   - with `attach: true` it connects to the server another process runs on `dir` (the
  *     operator CLI while `npm start` runs) and starts one only when none runs.
  */
 import { Context, Effect, Layer } from "effect"
-import { PostgresPersistence, postgresPoolLayer } from "../postgres/index.js"
+import { layerPostgresPersistence, layerPostgresPool } from "../postgres/index.js"
 import { CONNECT_TIMEOUT, type EmbeddedPostgresInfo, type EmbeddedPostgresOptions, openEmbeddedPostgres } from "./server.js"
 
 export { EmbeddedPostgresError, type EmbeddedPostgresInfo, type EmbeddedPostgresOptions, openEmbeddedPostgres, socketDirOf } from "./server.js"
@@ -18,7 +18,7 @@ export { EmbeddedPostgresError, type EmbeddedPostgresInfo, type EmbeddedPostgres
 export class EmbeddedPostgres extends Context.Tag("hush/adapters/EmbeddedPostgres")<EmbeddedPostgres, EmbeddedPostgresInfo>() {}
 
 /** The running server as a layer (started, or attached to, when built; stopped when its scope closes if started here). */
-export const embeddedPostgresServerLayer = (options: EmbeddedPostgresOptions) =>
+export const layerEmbeddedPostgresServer = (options: EmbeddedPostgresOptions) =>
   Layer.scoped(EmbeddedPostgres, openEmbeddedPostgres(options))
 
 export interface EmbeddedPoolOptions {
@@ -27,10 +27,10 @@ export interface EmbeddedPoolOptions {
 }
 
 /** A PgClient on the EmbeddedPostgres in context. */
-export const embeddedClientLayer = (pool: EmbeddedPoolOptions = {}) =>
+export const layerEmbeddedClient = (pool: EmbeddedPoolOptions = {}) =>
   Layer.unwrapEffect(Effect.map(EmbeddedPostgres, (server) => {
     const password = server.url === undefined ? undefined : new URL(server.url).password
-    return postgresPoolLayer({
+    return layerPostgresPool({
       host: server.host,
       port: server.port,
       user: server.username,
@@ -39,9 +39,9 @@ export const embeddedClientLayer = (pool: EmbeddedPoolOptions = {}) =>
     }, { maxConnections: pool.maxConnections ?? 10, connectTimeout: CONNECT_TIMEOUT })
   }))
 
-/** Persistence on the embedded server: the same services as PostgresPersistence, plus EmbeddedPostgres, PgClient and SqlClient. */
-export const embeddedPostgresLayer = (options: EmbeddedPostgresOptions, pool: EmbeddedPoolOptions = {}) =>
-  PostgresPersistence.pipe(
-    Layer.provideMerge(embeddedClientLayer(pool)),
-    Layer.provideMerge(embeddedPostgresServerLayer(options))
+/** Persistence on the embedded server: the same services as layerPostgresPersistence, plus EmbeddedPostgres, PgClient and SqlClient. */
+export const layerEmbeddedPostgres = (options: EmbeddedPostgresOptions, pool: EmbeddedPoolOptions = {}) =>
+  layerPostgresPersistence.pipe(
+    Layer.provideMerge(layerEmbeddedClient(pool)),
+    Layer.provideMerge(layerEmbeddedPostgresServer(options))
   )

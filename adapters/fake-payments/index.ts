@@ -95,7 +95,7 @@ export const fakePaymentServices = (options: FakePaymentsOptions) => {
   return { provider, fake }
 }
 
-export const makeFakePayments = (options: FakePaymentsOptions) => {
+export const layerFakePayments = (options: FakePaymentsOptions) => {
   const { fake, provider } = fakePaymentServices(options)
   return Layer.merge(Layer.succeed(PaymentProvider, provider), Layer.succeed(FakePayments, fake))
 }

@@ -194,7 +194,7 @@ export interface FfmpegAudioProbeOptions {
   readonly addressSpaceBytes?: number
 }
 
-export const makeFfmpegAudioProbe = (options: FfmpegAudioProbeOptions = {}): Layer.Layer<AudioProbe> => {
+export const layerFfmpegAudioProbe = (options: FfmpegAudioProbeOptions = {}): Layer.Layer<AudioProbe> => {
   const ffmpegPath = options.ffmpegPath ?? "ffmpeg"
   const defaultTimeLimitMs = options.timeLimitMs ?? DEFAULT_PROBE_TIME_LIMIT_MS
   const addressSpaceBytes = options.addressSpaceBytes ?? DEFAULT_ADDRESS_SPACE_BYTES
@@ -229,8 +229,6 @@ export const makeFfmpegAudioProbe = (options: FfmpegAudioProbeOptions = {}): Lay
   })
   return Layer.succeed(AudioProbe, { probe })
 }
-
-export const FfmpegAudioProbe: Layer.Layer<AudioProbe> = makeFfmpegAudioProbe()
 
 /** For server start: the ffmpeg version, or an Error saying how to install it. */
 export const checkFfmpegAvailable = (ffmpegPath = "ffmpeg"): Effect.Effect<string, Error> =>

@@ -3,6 +3,6 @@
  * model to the provider of its runner.
  */
 export { DEFAULT_RETRY, makeClient, parseRetryAfter, type RetryPolicy } from "./client.js"
-export { DEFAULT_GPU_RUNNER, type HttpProviderOptions, makeHttpProvider, makeHttpProviderService, outputBound } from "./provider.js"
+export { DEFAULT_GPU_RUNNER, type HttpProviderOptions, layerHttpProvider, makeHttpProviderService, outputBound } from "./provider.js"
 export { PROTOCOL_HEADER, PROTOCOL_VERSION, RemoteJob, RemoteStatus, type Submission } from "./protocol.js"
-export { makeRoutingProvider, makeRoutingProviderService } from "./routing.js"
+export { layerRoutingProvider, makeRoutingProviderService } from "./routing.js"

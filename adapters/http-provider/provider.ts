@@ -334,5 +334,5 @@ export const makeHttpProviderService = (options: HttpProviderOptions) =>
   })
 
 /** The GPU host as a DenoiseProvider layer over the blob store. */
-export const makeHttpProvider = (options: HttpProviderOptions): Layer.Layer<DenoiseProvider, never, BlobStore> =>
+export const layerHttpProvider = (options: HttpProviderOptions): Layer.Layer<DenoiseProvider, never, BlobStore> =>
   Layer.effect(DenoiseProvider, makeHttpProviderService(options))

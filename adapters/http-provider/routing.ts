@@ -27,7 +27,7 @@ export const makeRoutingProviderService = (members: ReadonlyArray<DenoiseProvide
   })
 
 /** The providers built side by side (each in the layer's scope) behind one router. */
-export const makeRoutingProvider = <R>(
+export const layerRoutingProvider = <R>(
   members: ReadonlyArray<Layer.Layer<DenoiseProvider, never, R>>
 ): Layer.Layer<DenoiseProvider, never, R | ModelCatalog> =>
   Layer.scoped(DenoiseProvider, Effect.gen(function*() {

@@ -6,7 +6,7 @@
  * not `mount`ed, into the API's router):
  *
  * ```ts
- * const StorageLive = makeLocalStorage({ rootDir, publicBaseUrl, signingSecret }) // BlobStore + LocalStorageConfig
+ * const StorageLive = layerLocalStorage({ rootDir, publicBaseUrl, signingSecret }) // BlobStore + LocalStorageConfig
  * const ApiLive = HttpApiBuilder.api(HushApi).pipe(Layer.provide(groupLayers))   // handlers may use BlobStore
  * const ServerLive = HttpApiBuilder.serve(middleware).pipe(
  *   Layer.provide(localStorageRoutes),     // adds /storage/* to HttpApiBuilder.Router
@@ -16,7 +16,7 @@
  * )
  * ```
  *
- * (test/local-storage.test.ts, "mounted beside an HttpApi", runs exactly this shape.)
+ * (test/adapters/local-storage/store.test.ts, "mounted beside an HttpApi", runs exactly this shape.)
  *
  * Or, without HttpApi: `HttpRouter.concat(appRouter, localStorageRouter)` and provide
  * `LocalStorageConfig`. The router's requests then pass through the API's global middleware

@@ -10,4 +10,4 @@ export {
 } from "./config.js"
 export { contentDisposition, handleStorageRequest, localStorageRouter, localStorageRoutes, parseRange } from "./http.js"
 export { PARAM as SIGNED_URL_PARAMS } from "./signing.js"
-export { layer, make, makeLocalBlobStore, makeLocalStorage, sweepStale } from "./store.js"
+export { layer, make, layerLocalBlobStore, layerLocalStorage, sweepStale } from "./store.js"

@@ -352,9 +352,9 @@ export const sweepStale = (options?: { readonly tempMaxAgeMs?: number }): Effect
 export const layer: Layer.Layer<BlobStore, never, LocalStorageConfig> = Layer.effect(BlobStore, make)
 
 /** A self-contained local BlobStore. */
-export const makeLocalBlobStore = (options: LocalStorageOptions): Layer.Layer<BlobStore> =>
+export const layerLocalBlobStore = (options: LocalStorageOptions): Layer.Layer<BlobStore> =>
   layer.pipe(Layer.provide(LocalStorageConfig.layer(options)))
 
 /** The store and its config together, for an app that also mounts `localStorageRoutes`. */
-export const makeLocalStorage = (options: LocalStorageOptions): Layer.Layer<BlobStore | LocalStorageConfig> =>
+export const layerLocalStorage = (options: LocalStorageOptions): Layer.Layer<BlobStore | LocalStorageConfig> =>
   layer.pipe(Layer.provideMerge(LocalStorageConfig.layer(options)))

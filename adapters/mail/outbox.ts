@@ -36,7 +36,7 @@ export interface OutboxOptions {
   readonly logLinks?: boolean
 }
 
-export const makeOutboxMailer = (dataDir: string, options: OutboxOptions = {}) =>
+export const layerOutboxMailer = (dataDir: string, options: OutboxOptions = {}) =>
   Layer.succeed(Mailer, {
     send: (message: MailMessage) =>
       Effect.gen(function*() {

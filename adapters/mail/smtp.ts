@@ -13,7 +13,7 @@ export interface SmtpSettings {
   readonly from: string
 }
 
-export const makeSmtpMailer = (settings: SmtpSettings) =>
+export const layerSmtpMailer = (settings: SmtpSettings) =>
   Layer.scoped(Mailer, Effect.gen(function*() {
     const transport = yield* Effect.acquireRelease(
       Effect.sync(() =>

@@ -361,7 +361,7 @@ export const makeMemoryBlobStore = () => {
 }
 
 /** A fresh, empty store (one per build of the layer) and its backdoor. */
-export const MemoryBlobStore: Layer.Layer<BlobStore | MemoryBlobBackdoor> = Layer.effectContext(
+export const layerMemoryBlobStore: Layer.Layer<BlobStore | MemoryBlobBackdoor> = Layer.effectContext(
   Effect.sync(() => {
     const { store, backdoor } = makeMemoryBlobStore()
     return Context.make(BlobStore, store).pipe(Context.add(MemoryBlobBackdoor, backdoor))

@@ -1,11 +1,11 @@
 import { Layer } from "effect"
-import { MemoryOperationalStats } from "./operational-stats.js"
-import { MemoryPaymentRepositories } from "./payments.js"
-import { MemoryLifecycleRepo, MemoryRepositories } from "./repositories.js"
-import { layerMemoryDb, MemoryTransactor } from "./store.js"
-import { MemoryUsageRepo } from "./usage.js"
-import { MemoryUserRepositories } from "./users.js"
-import { MemoryWebhookRepo } from "./webhooks.js"
+import { layerMemoryOperationalStats } from "./operational-stats.js"
+import { layerMemoryPaymentRepositories } from "./payments.js"
+import { layerMemoryLifecycleRepo, layerMemoryRepositories } from "./repositories.js"
+import { layerMemoryDb, layerMemoryTransactor } from "./store.js"
+import { layerMemoryUsageRepo } from "./usage.js"
+import { layerMemoryUserRepositories } from "./users.js"
+import { layerMemoryWebhookRepo } from "./webhooks.js"
 
 export * from "./operational-stats.js"
 export * from "./payments.js"
@@ -16,7 +16,7 @@ export * from "./users.js"
 export * from "./webhooks.js"
 
 /** The whole persistence side in memory: repositories and transactor sharing one database. */
-export const MemoryPersistence = Layer.mergeAll(
-  MemoryRepositories, MemoryLifecycleRepo, MemoryUserRepositories, MemoryUsageRepo, MemoryPaymentRepositories, MemoryWebhookRepo,
-  MemoryTransactor, MemoryOperationalStats
+export const layerMemoryPersistence = Layer.mergeAll(
+  layerMemoryRepositories, layerMemoryLifecycleRepo, layerMemoryUserRepositories, layerMemoryUsageRepo, layerMemoryPaymentRepositories, layerMemoryWebhookRepo,
+  layerMemoryTransactor, layerMemoryOperationalStats
 ).pipe(Layer.provide(layerMemoryDb))

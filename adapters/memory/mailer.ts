@@ -7,7 +7,7 @@ export class MemoryOutbox extends Context.Tag("hush/adapters/MemoryOutbox")<Memo
   readonly messages: Effect.Effect<ReadonlyArray<MailMessage>>
 }>() {}
 
-export const MemoryMailer = Layer.effectContext(Effect.gen(function*() {
+export const layerMemoryMailer = Layer.effectContext(Effect.gen(function*() {
   const sent = yield* Ref.make<ReadonlyArray<MailMessage>>([])
   return Context.make(Mailer, { send: (message) => Ref.update(sent, (all) => [...all, message]) })
     .pipe(Context.add(MemoryOutbox, { messages: Ref.get(sent) }))

@@ -3,7 +3,7 @@ import { Effect, HashMap, Layer, Option } from "effect"
 import { type JobCount, OperationalStats } from "../../core/ports/operational-stats.js"
 import { MemoryDb } from "./store.js"
 
-export const MemoryOperationalStats = Layer.effect(OperationalStats, Effect.map(MemoryDb, (db) => ({
+export const layerMemoryOperationalStats = Layer.effect(OperationalStats, Effect.map(MemoryDb, (db) => ({
   queue: db.read((state) => {
     const counts = new Map<string, JobCount>()
     let oldestQueuedAt: number | null = null

@@ -6,7 +6,7 @@ import { Effect, HashMap, Layer, Option } from "effect"
 import { CheckoutRepo, PaymentEventRepo } from "../../core/ports/payments.js"
 import { MemoryDb } from "./store.js"
 
-export const MemoryCheckoutRepo = Layer.effect(CheckoutRepo, Effect.map(MemoryDb, (db) => {
+export const layerMemoryCheckoutRepo = Layer.effect(CheckoutRepo, Effect.map(MemoryDb, (db) => {
   const get = (id: string) => db.read((s) => HashMap.get(s.checkouts, id))
   return {
     insert: (checkout) => db.modify((s) => [undefined, { ...s, checkouts: HashMap.set(s.checkouts, checkout.id, checkout) }] as const),
@@ -20,7 +20,7 @@ export const MemoryCheckoutRepo = Layer.effect(CheckoutRepo, Effect.map(MemoryDb
   }
 }))
 
-export const MemoryPaymentEventRepo = Layer.effect(PaymentEventRepo, Effect.map(MemoryDb, (db) => ({
+export const layerMemoryPaymentEventRepo = Layer.effect(PaymentEventRepo, Effect.map(MemoryDb, (db) => ({
   claim: (event) =>
     db.modify((s) =>
       HashMap.has(s.paymentEvents, event.id)
@@ -28,4 +28,4 @@ export const MemoryPaymentEventRepo = Layer.effect(PaymentEventRepo, Effect.map(
         : [true, { ...s, paymentEvents: HashMap.set(s.paymentEvents, event.id, event.receivedAt) }] as const)
 })))
 
-export const MemoryPaymentRepositories = Layer.mergeAll(MemoryCheckoutRepo, MemoryPaymentEventRepo)
+export const layerMemoryPaymentRepositories = Layer.mergeAll(layerMemoryCheckoutRepo, layerMemoryPaymentEventRepo)

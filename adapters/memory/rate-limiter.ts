@@ -41,7 +41,7 @@ export const makeTokenBuckets = () => {
   return { take, peek }
 }
 
-export const MemoryRateLimiter = Layer.sync(RateLimiter, () => {
+export const layerMemoryRateLimiter = Layer.sync(RateLimiter, () => {
   const buckets = makeTokenBuckets()
   return {
     take: (bucket) => Effect.map(Clock.currentTimeMillis, (now) => buckets.take(bucket, now)),

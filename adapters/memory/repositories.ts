@@ -23,13 +23,13 @@ const put = <K extends keyof MemoryState>(table: K, id: string, value: unknown) 
 const subscribed = (s: MemoryState, job: JobRecord, event: WebhookEventType) =>
   values(s.webhookEndpoints).some((e) => e.accountId === job.accountId && e.mode === job.mode && WebhookRules.subscribes(e, event))
 
-export const MemoryAccountRepo = Layer.effect(AccountRepo, Effect.map(MemoryDb, (db) => ({
+export const layerMemoryAccountRepo = Layer.effect(AccountRepo, Effect.map(MemoryDb, (db) => ({
   insert: (account) => db.modify(put("accounts", account.id, account)),
   update: (account) => db.modify(put("accounts", account.id, account)),
   get: (id) => db.read((s) => HashMap.get(s.accounts, id))
 })))
 
-export const MemoryKeyRepo = Layer.effect(KeyRepo, Effect.map(MemoryDb, (db) => ({
+export const layerMemoryKeyRepo = Layer.effect(KeyRepo, Effect.map(MemoryDb, (db) => ({
   insert: (key) => db.modify(put("keys", key.id, key)),
   update: (key) => db.modify(put("keys", key.id, key)),
   markUsed: (key) =>
@@ -47,7 +47,7 @@ export const MemoryKeyRepo = Layer.effect(KeyRepo, Effect.map(MemoryDb, (db) => 
     db.read((s) => values(s.keys).filter((k) => k.accountId === accountId).sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)))
 })))
 
-export const MemoryFileRepo = Layer.effect(FileRepo, Effect.map(MemoryDb, (db) => {
+export const layerMemoryFileRepo = Layer.effect(FileRepo, Effect.map(MemoryDb, (db) => {
   const ofAccount = (s: MemoryState, accountId: string, mode: string) =>
     values(s.files).filter((f) => f.accountId === accountId && f.mode === mode)
   return {
@@ -85,7 +85,7 @@ const matches = (query: JobListQuery) => (job: JobRecord) =>
   (query.after === undefined || job.createdAt < query.after.createdAt ||
     (job.createdAt === query.after.createdAt && job.id < query.after.id))
 
-export const MemoryJobRepo = Layer.effect(JobRepo, Effect.map(MemoryDb, (db) => ({
+export const layerMemoryJobRepo = Layer.effect(JobRepo, Effect.map(MemoryDb, (db) => ({
   insert: (job) => db.modify(put("jobs", job.id, job)),
   insertNew: (job) => db.modify((s) => (HashMap.has(s.jobs, job.id) ? [false, s] : [true, put("jobs", job.id, job)(s)[1]])),
   insertUnlessSubscribed: (job, event) =>
@@ -112,7 +112,7 @@ export const MemoryJobRepo = Layer.effect(JobRepo, Effect.map(MemoryDb, (db) => 
         .slice(0, limit))
 })))
 
-export const MemoryWalletRepo = Layer.effect(WalletRepo, Effect.map(MemoryDb, (db) => ({
+export const layerMemoryWalletRepo = Layer.effect(WalletRepo, Effect.map(MemoryDb, (db) => ({
   lock: (accountId) =>
     db.read((s) => {
       const ledger = Option.getOrElse(HashMap.get(s.ledger, accountId), () => [])
@@ -173,7 +173,7 @@ export const MemoryWalletRepo = Layer.effect(WalletRepo, Effect.map(MemoryDb, (d
 
 const idempotencyId = (accountId: string, mode: string, key: string) => `${accountId}\u0000${mode}\u0000${key}`
 
-export const MemoryIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(MemoryDb, (db) => ({
+export const layerMemoryIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(MemoryDb, (db) => ({
   begin: (record, options) =>
     db.modify((s): readonly [IdempotencyBegin, MemoryState] => {
       const id = idempotencyId(record.accountId, record.mode, record.key)
@@ -212,11 +212,11 @@ export const MemoryIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(Me
 })))
 
 /** Every repository port and the transactor over one fresh in-memory database. */
-export const MemoryRepositories = Layer.mergeAll(
-  MemoryAccountRepo, MemoryKeyRepo, MemoryFileRepo, MemoryJobRepo, MemoryWalletRepo, MemoryIdempotencyRepo
+export const layerMemoryRepositories = Layer.mergeAll(
+  layerMemoryAccountRepo, layerMemoryKeyRepo, layerMemoryFileRepo, layerMemoryJobRepo, layerMemoryWalletRepo, layerMemoryIdempotencyRepo
 )
 
-export const MemoryLifecycleRepo = Layer.effect(LifecycleRepo, Effect.map(MemoryDb, (db) => ({
+export const layerMemoryLifecycleRepo = Layer.effect(LifecycleRepo, Effect.map(MemoryDb, (db) => ({
   sweepableFiles: (query) =>
     db.read((s) =>
       values(s.files)

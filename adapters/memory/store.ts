@@ -109,7 +109,7 @@ export const makeMemoryDatabase = Effect.gen(function*() {
 
 export const layerMemoryDb = Layer.scoped(MemoryDb, makeMemoryDatabase)
 
-export const MemoryTransactor = Layer.effect(
+export const layerMemoryTransactor = Layer.effect(
   Transactor,
   Effect.map(MemoryDb, (db) => ({ withTransaction: db.withTransaction }))
 )

@@ -7,7 +7,7 @@ import { MemoryDb } from "./store.js"
 
 const dayOf = (millis: number) => new Date(Math.floor(millis / DAY) * DAY).toISOString().slice(0, 10)
 
-export const MemoryUsageRepo = Layer.effect(UsageRepo, Effect.map(MemoryDb, (db) => ({
+export const layerMemoryUsageRepo = Layer.effect(UsageRepo, Effect.map(MemoryDb, (db) => ({
   usage: (query) =>
     db.read((s) => {
       const groupOf = (job: JobRecord) => (query.group === "day" ? dayOf(job.createdAt) : query.group === "model" ? job.model : job.keyId)

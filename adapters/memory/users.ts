@@ -11,7 +11,7 @@ const set = <K extends "users" | "sessions" | "emailTokens" | "oauthIdentities" 
   state: MemoryState, table: K, id: string, value: unknown
 ): MemoryState => ({ ...state, [table]: HashMap.set(state[table] as HashMap.HashMap<string, unknown>, id, value) })
 
-export const MemoryUserRepo = Layer.effect(UserRepo, Effect.map(MemoryDb, (db) => ({
+export const layerMemoryUserRepo = Layer.effect(UserRepo, Effect.map(MemoryDb, (db) => ({
   insert: (user) =>
     db.modify((s) =>
       values(s.users).some((u) => emailKey(u.email) === emailKey(user.email) || u.id === user.id || u.accountId === user.accountId)
@@ -23,7 +23,7 @@ export const MemoryUserRepo = Layer.effect(UserRepo, Effect.map(MemoryDb, (db) =
   update: (user) => db.modify((s) => [undefined, set(s, "users", user.id, user)] as const)
 })))
 
-export const MemorySessionRepo = Layer.effect(SessionRepo, Effect.map(MemoryDb, (db) => {
+export const layerMemorySessionRepo = Layer.effect(SessionRepo, Effect.map(MemoryDb, (db) => {
   const removeWhere = (keep: (session: SessionRecord) => boolean) =>
     db.modify((s) => {
       const kept = HashMap.filter(s.sessions, keep)
@@ -46,7 +46,7 @@ export const MemorySessionRepo = Layer.effect(SessionRepo, Effect.map(MemoryDb, 
   }
 }))
 
-export const MemoryEmailTokenRepo = Layer.effect(EmailTokenRepo, Effect.map(MemoryDb, (db) => ({
+export const layerMemoryEmailTokenRepo = Layer.effect(EmailTokenRepo, Effect.map(MemoryDb, (db) => ({
   insert: (token) => db.modify((s) => [undefined, set(s, "emailTokens", token.hash, token)] as const),
   use: (hash, purpose, now) =>
     db.modify((s) => {
@@ -74,7 +74,7 @@ export const MemoryEmailTokenRepo = Layer.effect(EmailTokenRepo, Effect.map(Memo
 
 const identityId = (provider: string, subject: string) => `${provider}\u0000${subject}`
 
-export const MemoryOAuthRepo = Layer.effect(OAuthRepo, Effect.map(MemoryDb, (db) => ({
+export const layerMemoryOAuthRepo = Layer.effect(OAuthRepo, Effect.map(MemoryDb, (db) => ({
   insertState: (state) => db.modify((s) => [undefined, set(s, "oauthStates", state.hash, state)] as const),
   takeState: (hash) =>
     db.modify((s) => [HashMap.get(s.oauthStates, hash), { ...s, oauthStates: HashMap.remove(s.oauthStates, hash) }] as const),
@@ -100,4 +100,4 @@ export const MemoryOAuthRepo = Layer.effect(OAuthRepo, Effect.map(MemoryDb, (db)
     db.read((s) => values(s.oauthIdentities).filter((i) => i.userId === userId).sort((a, b) => a.createdAt - b.createdAt))
 })))
 
-export const MemoryUserRepositories = Layer.mergeAll(MemoryUserRepo, MemorySessionRepo, MemoryEmailTokenRepo, MemoryOAuthRepo)
+export const layerMemoryUserRepositories = Layer.mergeAll(layerMemoryUserRepo, layerMemorySessionRepo, layerMemoryEmailTokenRepo, layerMemoryOAuthRepo)

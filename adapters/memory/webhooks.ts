@@ -8,7 +8,7 @@ import { MemoryDb } from "./store.js"
 const byId = (a: { readonly id: string }, b: { readonly id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 const newestFirst = (a: WebhookDeliveryRecord, b: WebhookDeliveryRecord) => b.createdAt - a.createdAt || -byId(a, b)
 
-export const MemoryWebhookRepo = Layer.effect(WebhookRepo, Effect.map(MemoryDb, (db) => ({
+export const layerMemoryWebhookRepo = Layer.effect(WebhookRepo, Effect.map(MemoryDb, (db) => ({
   insertEndpoint: (endpoint) => db.modify((s) => [undefined, { ...s, webhookEndpoints: HashMap.set(s.webhookEndpoints, endpoint.id, endpoint) }]),
   updateEndpoint: (endpoint) => db.modify((s) => [undefined, { ...s, webhookEndpoints: HashMap.set(s.webhookEndpoints, endpoint.id, endpoint) }]),
   getEndpoint: (id) => db.read((s) => HashMap.get(s.webhookEndpoints, id)),

@@ -171,7 +171,7 @@ const keepSuccess = <A, E>(effect: Effect.Effect<A, E>) =>
       onNone: () => Effect.tap(effect, (value) => Ref.set(kept, Option.some(value)))
     })))
 
-export const makeOAuthProviders = (settings: OAuthSettings) =>
+export const layerOAuthProviders = (settings: OAuthSettings) =>
   Layer.effect(OAuthProviders, Effect.gen(function*() {
     const clients = new Map<OAuthProviderName, OAuthClient>()
     if (settings.github !== undefined) {

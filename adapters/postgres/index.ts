@@ -3,26 +3,26 @@
  * `SqlClient`, with the schema migrated when the layer is built.
  *
  * Compose:
- *   - `PostgresPersistence`: needs `SqlClient` and `PostgresPool` (from `postgresPoolLayer`),
+ *   - `layerPostgresPersistence`: needs `SqlClient` and `PostgresPool` (from `layerPostgresPool`),
  *     provides the ports; fails to build with MigrationError | SqlError.
- *   - `postgresLayerFromUrl(url, options)`: the same with its own pool (pool.ts: named
+ *   - `layerPostgresFromUrl(url, options)`: the same with its own pool (pool.ts: named
  *     statements), plus `PgClient` and `SqlClient` for health checks.
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
 import { isUnavailable } from "./errors.js"
 import { type KeyCacheListen, PostgresKeyCacheListen } from "./key-cache.js"
-import { PostgresMigrations } from "./migrations.js"
-import { PostgresOperationalStats } from "./operational-stats.js"
-import { postgresPoolLayer, type PostgresPoolOptions } from "./pool.js"
-import { PostgresRepositories } from "./repositories.js"
-import { PostgresTransactor } from "./transactor.js"
+import { layerPostgresMigrations } from "./migrations.js"
+import { layerPostgresOperationalStats } from "./operational-stats.js"
+import { layerPostgresPool, type PostgresPoolOptions } from "./pool.js"
+import { layerPostgresRepositories } from "./repositories.js"
+import { layerPostgresTransactor } from "./transactor.js"
 
 export * from "./errors.js"
 export { AUTH_CHANGED_CHANNEL, AUTH_LISTENER_NAME, type KeyCacheListen, PostgresKeyCache, PostgresKeyCacheListen } from "./key-cache.js"
 export * from "./operational-stats.js"
-export { migrate, MIGRATIONS, MIGRATIONS_TABLE, PostgresMigrations } from "./migrations.js"
+export { migrate, MIGRATIONS, MIGRATIONS_TABLE, layerPostgresMigrations } from "./migrations.js"
 export * from "./payments.js"
-export { MAX_NAMED_STATEMENTS, namingClient, type PostgresConnection, PostgresPool, postgresPoolLayer, type PostgresPoolOptions } from "./pool.js"
+export { MAX_NAMED_STATEMENTS, namingClient, type PostgresConnection, PostgresPool, layerPostgresPool, type PostgresPoolOptions } from "./pool.js"
 export { runStatement } from "./statements.js"
 export * from "./repositories.js"
 export * from "./transactor.js"
@@ -32,8 +32,8 @@ export * from "./webhooks.js"
 export * from "./verify.js"
 
 /** All repositories and the Transactor, after the migrations ran. Requires SqlClient and PostgresPool. */
-export const PostgresPersistence = Layer.mergeAll(PostgresRepositories, PostgresTransactor, PostgresOperationalStats).pipe(
-  Layer.provide(PostgresMigrations)
+export const layerPostgresPersistence = Layer.mergeAll(layerPostgresRepositories, layerPostgresTransactor, layerPostgresOperationalStats).pipe(
+  Layer.provide(layerPostgresMigrations)
 )
 
 /**
@@ -42,10 +42,10 @@ export const PostgresPersistence = Layer.mergeAll(PostgresRepositories, Postgres
  * `preparedStatements: false` for a pooler that cannot keep named statements (pool.ts). The
  * key cache listens as `keyCacheListen` says (key-cache.ts; default: like the pool).
  */
-export const postgresLayerFromUrl = (url: string, options: PostgresPoolOptions = {}, keyCacheListen: KeyCacheListen = "pool") =>
+export const layerPostgresFromUrl = (url: string, options: PostgresPoolOptions = {}, keyCacheListen: KeyCacheListen = "pool") =>
   Layer.provideMerge(
-    PostgresPersistence,
-    Layer.merge(postgresPoolLayer({ url }, options), Layer.succeed(PostgresKeyCacheListen, keyCacheListen))
+    layerPostgresPersistence,
+    Layer.merge(layerPostgresPool({ url }, options), Layer.succeed(PostgresKeyCacheListen, keyCacheListen))
   ).pipe(Layer.retry(waitForDatabase(options.startupWait ?? DEFAULT_STARTUP_WAIT)))
 
 /**

@@ -74,13 +74,13 @@ export const migrate: Effect.Effect<
  * Runs the migrations when the layer is built, without the pool's statement deadline (a
  * migration may build an index on a large table); provides nothing.
  */
-export const PostgresMigrations: Layer.Layer<never, Migrator.MigrationError | SqlError, SqlClient.SqlClient> =
+export const layerPostgresMigrations: Layer.Layer<never, Migrator.MigrationError | SqlError, SqlClient.SqlClient> =
   Layer.effectDiscard(Effect.flatMap(Effect.serviceOption(PostgresPool), Option.match({
     onNone: () => migrate,
     onSome: (pool) => withoutQueryDeadline(pool, migrate)
   })).pipe(
     // @effect/sql dies when COMMIT or ROLLBACK fails: a connection lost meanwhile is a failure
-    // like any other, which a starting process waits out (postgresLayerFromUrl)
+    // like any other, which a starting process waits out (layerPostgresFromUrl)
     Effect.catchSomeDefect((defect) => {
       const lost = defect instanceof Migrator.MigrationError ? defect.cause : defect
       return lost instanceof SqlError && isUnavailable(lost) ? Option.some(Effect.fail(lost)) : Option.none()

@@ -10,7 +10,7 @@ import { orFault } from "./errors.js"
 
 type Row = Record<string, unknown>
 
-export const PostgresOperationalStats = Layer.effect(OperationalStats, Effect.map(SqlClient.SqlClient, (sql) => {
+export const layerPostgresOperationalStats = Layer.effect(OperationalStats, Effect.map(SqlClient.SqlClient, (sql) => {
   const rows = (operation: string, text: string) => sql.unsafe<Row>(text).withoutTransform.pipe(orFault(operation))
   return {
     queue: Effect.map(

@@ -31,7 +31,7 @@ const CHECKOUT_LOCK_BY_PAYMENT = statement(["paymentRef"], (p) =>
 const CHECKOUTS_OPEN_DISPUTES = statement(["accountId"], (p) =>
   `SELECT count(*) AS n FROM checkouts WHERE account_id = ${p.accountId} AND dispute = 'open'`)
 
-export const PostgresCheckoutRepo = Layer.effect(CheckoutRepo, Effect.map(repositoryStatements, (q) => ({
+export const layerPostgresCheckoutRepo = Layer.effect(CheckoutRepo, Effect.map(repositoryStatements, (q) => ({
   insert: (checkout) => Effect.asVoid(q.rows("CheckoutRepo.insert", checkouts.insert, checkouts.params(checkout))),
   get: (id) => q.first("CheckoutRepo.get", CHECKOUT_BY_ID, [id], checkouts.decode),
   lock: (id) => q.first("CheckoutRepo.lock", CHECKOUT_LOCK, [id], checkouts.decode),
@@ -44,9 +44,9 @@ export const PostgresCheckoutRepo = Layer.effect(CheckoutRepo, Effect.map(reposi
 const PAYMENT_EVENT_CLAIM = statement(["id", "type", "receivedAt"], (p) =>
   `INSERT INTO payment_events (id, type, received_at) VALUES (${p.id}, ${p.type}, ${p.receivedAt}) ON CONFLICT (id) DO NOTHING RETURNING 1`)
 
-export const PostgresPaymentEventRepo = Layer.effect(PaymentEventRepo, Effect.map(repositoryStatements, (q) => ({
+export const layerPostgresPaymentEventRepo = Layer.effect(PaymentEventRepo, Effect.map(repositoryStatements, (q) => ({
   claim: (event) =>
     Effect.map(q.rows("PaymentEventRepo.claim", PAYMENT_EVENT_CLAIM, [event.id, event.type, event.receivedAt]), (rows) => rows.length === 1)
 })))
 
-export const PostgresPaymentRepositories = Layer.mergeAll(PostgresCheckoutRepo, PostgresPaymentEventRepo)
+export const layerPostgresPaymentRepositories = Layer.mergeAll(layerPostgresCheckoutRepo, layerPostgresPaymentEventRepo)

@@ -41,7 +41,7 @@ export interface PostgresPoolOptions {
   readonly connectTimeout?: Duration.DurationInput | undefined
   /** How long a statement may wait for its answer before its connection is destroyed (default DEFAULT_QUERY_TIMEOUT; 0: never). */
   readonly queryTimeout?: Duration.DurationInput | undefined
-  /** How long a process starting while the database is unreachable waits for it (postgresLayerFromUrl; default 1 minute). */
+  /** How long a process starting while the database is unreachable waits for it (layerPostgresFromUrl; default 1 minute). */
   readonly startupWait?: Duration.DurationInput | undefined
   /** Named statements (default true). */
   readonly preparedStatements?: boolean | undefined
@@ -138,7 +138,7 @@ export class PostgresPool extends Context.Tag("hush/PostgresPool")<PostgresPool,
  * `PgClient`, `SqlClient` and `PostgresPool` over a pool of ours; the pool is checked with
  * `SELECT 1` when built and ended with the layer (after the client's own finalizers).
  */
-export const postgresPoolLayer = (connection: PostgresConnection, options: PostgresPoolOptions = {}) =>
+export const layerPostgresPool = (connection: PostgresConnection, options: PostgresPoolOptions = {}) =>
   Layer.unwrapScoped(Effect.map(
     Effect.acquireRelease(
       Effect.tryPromise({

@@ -16,10 +16,10 @@ import {
   AccountRepo, FileRepo, IdempotencyRepo, JobRepo, KeyRepo, WalletRepo, type IdempotencyBegin
 } from "../../core/ports/repositories.js"
 import { LifecycleRepo } from "../../core/ports/lifecycle.js"
-import { PostgresUsageRepo } from "./usage.js"
-import { PostgresUserRepositories } from "./users.js"
-import { PostgresPaymentRepositories } from "./payments.js"
-import { PostgresWebhookRepo } from "./webhooks.js"
+import { layerPostgresUsageRepo } from "./usage.js"
+import { layerPostgresUserRepositories } from "./users.js"
+import { layerPostgresPaymentRepositories } from "./payments.js"
+import { layerPostgresWebhookRepo } from "./webhooks.js"
 import { PostgresKeyCache, layerPostgresKeyCache } from "./key-cache.js"
 import { repositoryStatements } from "./statements.js"
 import { orFault, refuse } from "./errors.js"
@@ -30,7 +30,7 @@ import { statement, toInt, toIntOrNull } from "./table.js"
 
 const ACCOUNT_BY_ID = statement(["id"], (p) => `SELECT ${accounts.columns} FROM accounts WHERE id = ${p.id}`)
 
-export const PostgresAccountRepo = Layer.effect(AccountRepo, Effect.gen(function*() {
+export const layerPostgresAccountRepo = Layer.effect(AccountRepo, Effect.gen(function*() {
   const q = yield* repositoryStatements
   const keyCache = yield* PostgresKeyCache
   return {
@@ -56,7 +56,7 @@ const KEYS_OF_ACCOUNT = statement(["accountId"], (p) =>
   `SELECT ${apiKeys.columns} FROM api_keys WHERE account_id = ${p.accountId} ORDER BY created_at, id`)
 const KEY_MARK_USED = statement(["id", "lastUsedAt"], (p) => `UPDATE api_keys SET last_used_at = ${p.lastUsedAt} WHERE id = ${p.id} RETURNING 1`)
 
-export const PostgresKeyRepo = Layer.effect(KeyRepo, Effect.gen(function*() {
+export const layerPostgresKeyRepo = Layer.effect(KeyRepo, Effect.gen(function*() {
   const q = yield* repositoryStatements
   const keyCache = yield* PostgresKeyCache
   return {
@@ -110,7 +110,7 @@ const FILES_VALIDATED_SINCE = statement(["accountId", "mode", "since"], (p) =>
         WHERE account_id = ${p.accountId} AND mode = ${p.mode} AND completed_at >= ${p.since}
     ) AS validations`)
 
-export const PostgresFileRepo = Layer.effect(FileRepo, Effect.map(repositoryStatements, (q) => ({
+export const layerPostgresFileRepo = Layer.effect(FileRepo, Effect.map(repositoryStatements, (q) => ({
   insert: (file) => Effect.asVoid(q.rows("FileRepo.insert", files.insert, files.params(file))),
   insertNew: (file) => Effect.map(q.rows("FileRepo.insertNew", FILE_INSERT_NEW, files.params(file)), (rs) => rs.length === 1),
   update: (file) => q.one("FileRepo.update", files.update, files.params(file), `no file '${file.id}' to update`),
@@ -175,7 +175,7 @@ const jobListText = (status: boolean, model: boolean, after: boolean) => {
 /** Indexed by status + 2 × model + 4 × after (1 when that filter is there). */
 const JOB_LISTS = Array.from({ length: 8 }, (_, i) => jobListText((i & 1) !== 0, (i & 2) !== 0, (i & 4) !== 0))
 
-export const PostgresJobRepo = Layer.effect(JobRepo, Effect.map(repositoryStatements, (q) => ({
+export const layerPostgresJobRepo = Layer.effect(JobRepo, Effect.map(repositoryStatements, (q) => ({
   insert: (job) => Effect.asVoid(q.rows("JobRepo.insert", jobs.insert, jobs.params(job))),
   insertNew: (job) => Effect.map(q.rows("JobRepo.insertNew", JOB_INSERT_NEW, jobs.params(job)), (rs) => rs.length === 1),
   insertUnlessSubscribed: (job, event) => {
@@ -233,7 +233,7 @@ const LEDGER_PAGE_BEFORE = statement(["accountId", "limit", "beforeSeq"], (p) =>
 const LEDGER_OF_JOB = statement(["jobId"], (p) =>
   `SELECT ${ledgerEntries.columns} FROM ledger_entries WHERE job_id = ${p.jobId} ORDER BY created_at, seq`)
 
-export const PostgresWalletRepo = Layer.effect(WalletRepo, Effect.map(repositoryStatements, (q) => ({
+export const layerPostgresWalletRepo = Layer.effect(WalletRepo, Effect.map(repositoryStatements, (q) => ({
   lock: (accountId) =>
     Effect.gen(function*() {
       yield* q.rows("WalletRepo.lock", WALLET_ENSURE, [accountId])
@@ -314,7 +314,7 @@ const IDEMPOTENCY_PURGE = statement(["now", "limit"], (p) =>
 
 const BEGIN_ATTEMPTS = 20
 
-export const PostgresIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(repositoryStatements, (q) => ({
+export const layerPostgresIdempotencyRepo = Layer.effect(IdempotencyRepo, Effect.map(repositoryStatements, (q) => ({
   begin: (record, options) => {
     // no takeover unless asked: an instant before every record
     const params = [...idempotencyKeys.params(record), options?.takeOverRunningBefore ?? Number.MIN_SAFE_INTEGER]
@@ -357,7 +357,7 @@ const JOBS_EXPIRED_OUTPUTS = statement(["finishedBefore", "limit"], (p) =>
     WHERE status = 'succeeded' AND output_storage_key IS NOT NULL AND output_deleted_at IS NULL AND finished_at < ${p.finishedBefore}
     ORDER BY finished_at, id LIMIT ${p.limit}`)
 
-export const PostgresLifecycleRepo = Layer.effect(LifecycleRepo, Effect.map(repositoryStatements, (q) => ({
+export const layerPostgresLifecycleRepo = Layer.effect(LifecycleRepo, Effect.map(repositoryStatements, (q) => ({
   sweepableFiles: (query) =>
     q.many(
       "LifecycleRepo.sweepableFiles",
@@ -370,7 +370,7 @@ export const PostgresLifecycleRepo = Layer.effect(LifecycleRepo, Effect.map(repo
 })))
 
 /** Every repository port over the SqlClient in context. */
-export const PostgresRepositories = Layer.mergeAll(
-  Layer.provideMerge(Layer.merge(PostgresAccountRepo, PostgresKeyRepo), layerPostgresKeyCache), PostgresFileRepo, PostgresJobRepo, PostgresWalletRepo, PostgresIdempotencyRepo,
-  PostgresLifecycleRepo, PostgresUserRepositories, PostgresUsageRepo, PostgresPaymentRepositories, PostgresWebhookRepo
+export const layerPostgresRepositories = Layer.mergeAll(
+  Layer.provideMerge(Layer.merge(layerPostgresAccountRepo, layerPostgresKeyRepo), layerPostgresKeyCache), layerPostgresFileRepo, layerPostgresJobRepo, layerPostgresWalletRepo, layerPostgresIdempotencyRepo,
+  layerPostgresLifecycleRepo, layerPostgresUserRepositories, layerPostgresUsageRepo, layerPostgresPaymentRepositories, layerPostgresWebhookRepo
 )

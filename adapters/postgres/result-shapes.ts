@@ -9,7 +9,7 @@
  * (names, types, formats); a different one (the table changed) is built and kept afresh.
  *
  * Should an upgrade of `pg` move these fields, `reusesShapes` is false and every statement
- * builds its shape as node-postgres does: slower, never wrong. `test/postgres-pool.test.ts`
+ * builds its shape as node-postgres does: slower, never wrong. `test/adapters/postgres/pool.test.ts`
  * asserts that the pinned version still has them.
  */
 import pg from "pg"

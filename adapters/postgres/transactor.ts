@@ -14,7 +14,7 @@ import { Effect, Layer, Option } from "effect"
 import { Transactor } from "../../core/ports/transactor.js"
 import { toFault } from "./errors.js"
 
-export const PostgresTransactor = Layer.effect(
+export const layerPostgresTransactor = Layer.effect(
   Transactor,
   Effect.map(SqlClient.SqlClient, (sql) => ({
     withTransaction: <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>

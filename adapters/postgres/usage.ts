@@ -31,7 +31,7 @@ const USAGE = {
 
 const dayOf = (index: number) => new Date(index * DAY).toISOString().slice(0, 10)
 
-export const PostgresUsageRepo = Layer.effect(UsageRepo, Effect.map(repositoryStatements, (q) => ({
+export const layerPostgresUsageRepo = Layer.effect(UsageRepo, Effect.map(repositoryStatements, (q) => ({
   usage: (query) =>
     Effect.map(q.rows("UsageRepo.usage", USAGE[query.group], [query.accountId, query.mode, query.from, query.to]), (rows) =>
       rows.map((r) => {

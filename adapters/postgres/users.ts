@@ -61,7 +61,7 @@ const USER_BY_ID = statement(["id"], (p) => `SELECT ${users.columns} FROM users 
 const USER_BY_EMAIL = statement(["email"], (p) => `SELECT ${users.columns} FROM users WHERE lower(email) = lower(btrim(${p.email}))`)
 const USER_BY_ACCOUNT = statement(["accountId"], (p) => `SELECT ${users.columns} FROM users WHERE account_id = ${p.accountId}`)
 
-export const PostgresUserRepo = Layer.effect(UserRepo, Effect.map(repositoryStatements, (q) => ({
+export const layerPostgresUserRepo = Layer.effect(UserRepo, Effect.map(repositoryStatements, (q) => ({
   insert: (user) =>
     Effect.map(q.rows("UserRepo.insert", USER_INSERT, users.params(user)), (rows) => (rows.length === 1 ? "inserted" as const : "email_taken" as const)),
   get: (id) => q.first("UserRepo.get", USER_BY_ID, [id], users.decode),
@@ -82,7 +82,7 @@ const SESSIONS_EXPIRED_DELETE = statement(["idleBefore", "createdBefore"], (p) =
     DELETE FROM sessions WHERE last_seen_at < ${p.idleBefore} OR created_at < ${p.createdBefore} RETURNING 1
   ) SELECT count(*) AS n FROM gone`)
 
-export const PostgresSessionRepo = Layer.effect(SessionRepo, Effect.map(repositoryStatements, (q) => ({
+export const layerPostgresSessionRepo = Layer.effect(SessionRepo, Effect.map(repositoryStatements, (q) => ({
   insert: (session) => Effect.asVoid(q.rows("SessionRepo.insert", sessions.insert, sessions.params(session))),
   get: (idHash) => q.first("SessionRepo.get", SESSION_BY_ID, [idHash], sessions.decode),
   touch: (idHash, lastSeenAt) => Effect.asVoid(q.rows("SessionRepo.touch", SESSION_TOUCH, [idHash, lastSeenAt])),
@@ -112,7 +112,7 @@ const EMAIL_TOKENS_RECENT = statement(["userId", "purpose", "since"], (p) =>
 const EMAIL_TOKENS_EXPIRED_DELETE = statement(["before"], (p) =>
   `WITH gone AS (DELETE FROM email_tokens WHERE expires_at < ${p.before} RETURNING 1) SELECT count(*) AS n FROM gone`)
 
-export const PostgresEmailTokenRepo = Layer.effect(EmailTokenRepo, Effect.map(repositoryStatements, (q) => ({
+export const layerPostgresEmailTokenRepo = Layer.effect(EmailTokenRepo, Effect.map(repositoryStatements, (q) => ({
   insert: (token) => Effect.asVoid(q.rows("EmailTokenRepo.insert", emailTokens.insert, emailTokens.params(token))),
   use: (hash, purpose, now) => q.first("EmailTokenRepo.use", EMAIL_TOKEN_USE, [hash, purpose, now], emailTokens.decode),
   useAll: (userId, purpose, now) => Effect.asVoid(q.rows("EmailTokenRepo.useAll", EMAIL_TOKENS_USE_ALL, [userId, purpose, now])),
@@ -135,7 +135,7 @@ const OAUTH_IDENTITIES_OF = statement(["userId"], (p) =>
 const OAUTH_IDENTITIES_DELETE = statement(["userId"], (p) =>
   `WITH gone AS (DELETE FROM oauth_identities WHERE user_id = ${p.userId} RETURNING 1) SELECT count(*) AS n FROM gone`)
 
-export const PostgresOAuthRepo = Layer.effect(OAuthRepo, Effect.map(repositoryStatements, (q) => ({
+export const layerPostgresOAuthRepo = Layer.effect(OAuthRepo, Effect.map(repositoryStatements, (q) => ({
   insertState: (state) => Effect.asVoid(q.rows("OAuthRepo.insertState", oauthStates.insert, oauthStates.params(state))),
   takeState: (hash) => q.first("OAuthRepo.takeState", OAUTH_STATE_TAKE, [hash], oauthStates.decode),
   deleteExpiredStates: (before) => Effect.map(q.rows("OAuthRepo.deleteExpiredStates", OAUTH_STATES_EXPIRED_DELETE, [before]), countOf),
@@ -149,4 +149,4 @@ export const PostgresOAuthRepo = Layer.effect(OAuthRepo, Effect.map(repositorySt
   identitiesOf: (userId) => q.many("OAuthRepo.identitiesOf", OAUTH_IDENTITIES_OF, [userId], oauthIdentities.decode)
 })))
 
-export const PostgresUserRepositories = Layer.mergeAll(PostgresUserRepo, PostgresSessionRepo, PostgresEmailTokenRepo, PostgresOAuthRepo)
+export const layerPostgresUserRepositories = Layer.mergeAll(layerPostgresUserRepo, layerPostgresSessionRepo, layerPostgresEmailTokenRepo, layerPostgresOAuthRepo)

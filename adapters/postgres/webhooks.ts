@@ -73,7 +73,7 @@ const deliveriesPage = (after: boolean) =>
 const DELIVERIES_PAGE = deliveriesPage(false)
 const DELIVERIES_PAGE_AFTER = deliveriesPage(true)
 
-export const PostgresWebhookRepo = Layer.effect(WebhookRepo, Effect.map(repositoryStatements, (q) => ({
+export const layerPostgresWebhookRepo = Layer.effect(WebhookRepo, Effect.map(repositoryStatements, (q) => ({
   insertEndpoint: (e) => Effect.asVoid(q.rows("WebhookRepo.insertEndpoint", webhookEndpoints.insert, webhookEndpoints.params(e))),
   updateEndpoint: (e) =>
     q.one("WebhookRepo.updateEndpoint", webhookEndpoints.update, webhookEndpoints.params(e), `no webhook endpoint '${e.id}' to update`),

@@ -46,7 +46,7 @@ return math.floor(math.min(capacity, tokens + math.max(0, now - updated) / 1000 
 
 const RETRY_AFTER_SECONDS = 1
 
-export const makeRedisRateLimiter = (url: string, options: { readonly keyPrefix?: string; readonly timeoutMs?: number } = {}) =>
+export const layerRedisRateLimiter = (url: string, options: { readonly keyPrefix?: string; readonly timeoutMs?: number } = {}) =>
   Layer.scoped(RateLimiter, Effect.gen(function*() {
     const timeoutMs = options.timeoutMs ?? 500
     const redis = yield* Effect.acquireRelease(

@@ -3,7 +3,7 @@ import type { AdaptiveParams } from "./mix.mjs"
 /** RNNoise consumes and produces 10 ms frames at 48 kHz. */
 export declare const SAMPLE_RATE: 48000
 export declare const FRAME_SIZE: 480
-/** Output lags input by this many samples with the newer weights (measured in test/rnnoise-engine.test.ts). */
+/** Output lags input by this many samples with the newer weights (measured in test/adapters/rnnoise/engine.test.ts). */
 export declare const MODEL_DELAY: 960
 /** The models the engine runs: RNNoise (newer weights) and GTCRN (gtcrn.mjs). */
 export type EngineModel = "rnnoise" | "gtcrn"

@@ -42,7 +42,7 @@ export const DECODE_MARGIN_SECONDS = 1
 const DEFAULT_DEADLINE_BASE_MS = 10 * 60_000
 const DEFAULT_DEADLINE_PER_AUDIO_SECOND_MS = 1_000
 
-export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer.Layer<DenoiseProvider, never, BlobStore> =>
+export const layerRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer.Layer<DenoiseProvider, never, BlobStore> =>
   Layer.scoped(DenoiseProvider, Effect.gen(function*() {
     const store = yield* BlobStore
     const threads = Math.max(1, Math.floor(options.threads ?? availableParallelism()))
@@ -105,6 +105,3 @@ export const makeRnnoiseProvider = (options: RnnoiseProviderOptions = {}): Layer
         }))
     }
   }))
-
-/** Every core of this machine. */
-export const RnnoiseProvider: Layer.Layer<DenoiseProvider, never, BlobStore> = makeRnnoiseProvider()

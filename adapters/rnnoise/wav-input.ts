@@ -11,7 +11,7 @@
  *     end; after the data, further chunks are skipped and a further "data" chunk read as well;
  *   - a partial sample frame at a data chunk's end is dropped, as the PCM decoder drops it;
  *   - `-t` (maxInputSeconds) keeps round(seconds × rate) frames, with seconds to the millisecond.
- * test/wav-input.test.ts compares the two on crafted files.
+ * test/adapters/rnnoise/wav-input.test.ts compares the two on crafted files.
  */
 
 import { concatBytes, riffTag } from "./pcm.js"

@@ -14,4 +14,4 @@ export {
   type S3Credentials,
   type S3Options
 } from "./config.js"
-export { layerFromEnv, make, makeS3BlobStore, normalizeEtag, toBlobError } from "./store.js"
+export { layerFromEnv, make, layerS3BlobStore, normalizeEtag, toBlobError } from "./store.js"

@@ -635,9 +635,9 @@ export const make = (options: S3Options): Effect.Effect<BlobStore["Type"], never
  * A BlobStore on an S3 bucket (AWS S3 or a compatible store). Credentials are looked up (and
  * their absence reported as a BlobError) when a request is made or a URL signed.
  */
-export const makeS3BlobStore = (options: S3Options): Layer.Layer<BlobStore> => Layer.scoped(BlobStore, make(options))
+export const layerS3BlobStore = (options: S3Options): Layer.Layer<BlobStore> => Layer.scoped(BlobStore, make(options))
 
 /** The S3 BlobStore configured from the environment (see `S3Config`). */
 export const layerFromEnv: Layer.Layer<BlobStore, ConfigError.ConfigError> = Layer.unwrapEffect(
-  Effect.map(S3Config, makeS3BlobStore)
+  Effect.map(S3Config, layerS3BlobStore)
 )

@@ -60,4 +60,4 @@ export const stripePaymentProvider = (options: StripeOptions): PaymentProvider["
     }
 }
 
-export const makeStripePaymentProvider = (options: StripeOptions) => Layer.sync(PaymentProvider, () => stripePaymentProvider(options))
+export const layerStripePaymentProvider = (options: StripeOptions) => Layer.sync(PaymentProvider, () => stripePaymentProvider(options))

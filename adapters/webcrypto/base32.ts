@@ -1,6 +1,6 @@
 /**
  * RFC 4648 base32, lower case, no padding: what `@oslojs/encoding`'s
- * `encodeBase32LowerCaseNoPadding` writes (test/ids.test.ts holds them equal), with plain
+ * `encodeBase32LowerCaseNoPadding` writes (test/adapters/webcrypto/ids.test.ts holds them equal), with plain
  * integer arithmetic. oslo's goes through a BigInt per 5 bytes, and every request pays for
  * one id: 1.5 % of a health check's CPU (measured), for 15 bytes.
  */

@@ -32,7 +32,7 @@ const randomBase32 = (bytes: number) => encodeBase32LowerCaseNoPadding(randomByt
 export const randomId = (prefix: string) => `${prefix}_${randomBase32(15)}`
 
 /** Ids by `randomId`; 32 random bytes = 256 bits per secret. */
-export const RandomIds = Layer.succeed(IdGenerator, {
+export const layerRandomIds = Layer.succeed(IdGenerator, {
   next: randomId,
   secret: () => randomBase32(32)
 })

@@ -128,7 +128,7 @@ const sendOnce = (request: WebhookRequest) =>
     })
   })
 
-export const makeWebhookSender = (options: { readonly allowPrivate: boolean }) =>
+export const layerWebhookSender = (options: { readonly allowPrivate: boolean }) =>
   Layer.succeed(WebhookSender, {
     allowPrivate: options.allowPrivate,
     vet: (url, publicOnly) =>

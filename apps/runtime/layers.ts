@@ -6,19 +6,19 @@ import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Context, Effect, Layer, Option } from "effect"
 import { createReadStream } from "node:fs"
 import { join } from "node:path"
-import { FfmpegAudioProbe } from "../../adapters/ffmpeg/probe.js"
-import { makeHttpProvider, makeRoutingProvider } from "../../adapters/http-provider/index.js"
-import { BUILTIN_RUNNER, RnnoiseProvider } from "../../adapters/rnnoise/provider.js"
+import { layerFfmpegAudioProbe } from "../../adapters/ffmpeg/probe.js"
+import { layerHttpProvider, layerRoutingProvider } from "../../adapters/http-provider/index.js"
+import { BUILTIN_RUNNER, layerRnnoiseProvider } from "../../adapters/rnnoise/provider.js"
 import {
   TEST_MODE_SAMPLE_BITRATE_KBPS, TEST_MODE_SAMPLE_DURATION_SECONDS, TEST_MODE_SAMPLE_PATH, testModeSamplePath
 } from "../../adapters/ffmpeg/sample.js"
-import { LocalStorageConfig, localStorageRoutes, makeLocalStorage, sweepStale } from "../../adapters/local-storage/index.js"
-import { MemoryPersistence } from "../../adapters/memory/index.js"
-import { embeddedPostgresLayer } from "../../adapters/embedded-postgres/index.js"
-import { postgresLayerFromUrl, PostgresKeyCacheListen } from "../../adapters/postgres/index.js"
-import { MemoryRateLimiter } from "../../adapters/memory/rate-limiter.js"
-import { RandomIds } from "../../adapters/webcrypto/ids.js"
-import { makeWebhookSender } from "../../adapters/webhook-http/sender.js"
+import { LocalStorageConfig, localStorageRoutes, layerLocalStorage, sweepStale } from "../../adapters/local-storage/index.js"
+import { layerMemoryPersistence } from "../../adapters/memory/index.js"
+import { layerEmbeddedPostgres } from "../../adapters/embedded-postgres/index.js"
+import { layerPostgresFromUrl, PostgresKeyCacheListen } from "../../adapters/postgres/index.js"
+import { layerMemoryRateLimiter } from "../../adapters/memory/rate-limiter.js"
+import { layerRandomIds } from "../../adapters/webcrypto/ids.js"
+import { layerWebhookSender } from "../../adapters/webhook-http/sender.js"
 import { DEFAULT_MODEL_DEFINITIONS, makeCatalog, ModelCatalog } from "../../core/domain/catalog.js"
 import { DeploymentSecrets, TestSample } from "../../core/domain/deployment.js"
 import { OUTPUT_FORMATS, type OutputFormat, outputBitrateKbps } from "../../core/domain/denoise-options.js"
@@ -26,10 +26,10 @@ import { DEFAULT_LIMITS, type Limits, LimitsConfig } from "../../core/domain/lim
 import { BlobError, BlobStore } from "../../core/ports/blob-store.js"
 import { retryWhileUnavailable } from "../../core/ports/unavailable.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
-import { Argon2Hasher } from "../../adapters/argon2/hasher.js"
-import { makeOutboxMailer } from "../../adapters/mail/outbox.js"
-import { DEFAULT_MAIL_FROM, makeSmtpMailer } from "../../adapters/mail/smtp.js"
-import { makeOAuthProviders } from "../../adapters/oauth/providers.js"
+import { layerArgon2Hasher } from "../../adapters/argon2/hasher.js"
+import { layerOutboxMailer } from "../../adapters/mail/outbox.js"
+import { DEFAULT_MAIL_FROM, layerSmtpMailer } from "../../adapters/mail/smtp.js"
+import { layerOAuthProviders } from "../../adapters/oauth/providers.js"
 import { type AccountSettings, AccountSettingsConfig, defaultAccountSettings } from "../../core/domain/account-settings.js"
 import type { Mailer } from "../../core/ports/mailer.js"
 import type { PasswordHasher } from "../../core/ports/password-hasher.js"
@@ -89,12 +89,12 @@ export interface PersistenceOptions {
  * The repositories: a PostgreSQL server when DATABASE_URL is set, else the embedded
  * PostgreSQL in DATA_DIR/postgres, or memory for tests and HUSH_STORE=memory.
  */
-export const persistenceLayer = (config: HushConfig, options: PersistenceOptions = {}): Layer.Layer<Persistence> => {
+export const layerPersistence = (config: HushConfig, options: PersistenceOptions = {}): Layer.Layer<Persistence> => {
   switch (config.store) {
     case "memory":
-      return MemoryPersistence
+      return layerMemoryPersistence
     case "embedded":
-      return embeddedPostgresLayer({ dir: embeddedDatabaseDir(config.dataDir), attach: options.attachEmbedded }).pipe(
+      return layerEmbeddedPostgres({ dir: embeddedDatabaseDir(config.dataDir), attach: options.attachEmbedded }).pipe(
         Layer.provide(Layer.succeed(PostgresKeyCacheListen, options.authenticates === false ? "off" : "pool")),
         Layer.orDie
       )
@@ -102,13 +102,13 @@ export const persistenceLayer = (config: HushConfig, options: PersistenceOptions
       return Option.match(config.databaseUrl, {
         onNone: () => Layer.die(new Error("HUSH_STORE=postgres needs DATABASE_URL")),
         onSome: (url) =>
-          postgresLayerFromUrl(url, { preparedStatements: config.preparedStatements }, options.authenticates === false ? "off" : config.keyCacheListen)
+          layerPostgresFromUrl(url, { preparedStatements: config.preparedStatements }, options.authenticates === false ? "off" : config.keyCacheListen)
             .pipe(Layer.orDie)
       })
   }
 }
 
-type Persistence = Layer.Layer.Success<typeof MemoryPersistence>
+type Persistence = Layer.Layer.Success<typeof layerMemoryPersistence>
 
 export interface StorageLayers {
   readonly store: Layer.Layer<BlobStore>
@@ -133,11 +133,11 @@ const untracedStorageLayers = (config: HushConfig, keys: DeploymentKeys): Storag
     // loaded only when configured: the AWS SDK costs ~20 MB of memory in every process that imports it
     const store = config.s3 === undefined
       ? Layer.die(new Error("blobStore s3 needs the S3 settings (S3_BUCKET)"))
-      : Layer.unwrapEffect(Effect.map(Effect.promise(() => import("../../adapters/s3/index.js")), (s3) => s3.makeS3BlobStore(config.s3!)))
+      : Layer.unwrapEffect(Effect.map(Effect.promise(() => import("../../adapters/s3/index.js")), (s3) => s3.layerS3BlobStore(config.s3!)))
     return { store, routes: Layer.empty, housekeeping: Effect.void }
   }
   const options = { rootDir: join(config.dataDir, "blobs"), publicBaseUrl: config.publicBaseUrl, signingSecret: keys.signingSecret }
-  const local = makeLocalStorage(options)
+  const local = layerLocalStorage(options)
   return {
     store: local,
     routes: localStorageRoutes.pipe(Layer.provide(local)),
@@ -154,12 +154,12 @@ export const configuredRunners = (config: HushConfig): ReadonlyArray<string> =>
  * The worker's DenoiseProvider for the configured runners: RNNoise alone, or RNNoise and the
  * GPU provider (HTTP) behind a router that sends each model to its runner's provider.
  */
-export const denoiseProviderLayer = (config: HushConfig): Layer.Layer<DenoiseProvider, never, BlobStore | ModelCatalog> => {
+export const layerDenoiseProvider = (config: HushConfig): Layer.Layer<DenoiseProvider, never, BlobStore | ModelCatalog> => {
   const gpu = config.gpuProvider
-  if (gpu === undefined) return RnnoiseProvider
-  return makeRoutingProvider([
-    RnnoiseProvider,
-    makeHttpProvider({
+  if (gpu === undefined) return layerRnnoiseProvider()
+  return layerRoutingProvider([
+    layerRnnoiseProvider(),
+    layerHttpProvider({
       name: gpu.name,
       baseUrl: gpu.url,
       token: gpu.token,
@@ -172,11 +172,11 @@ export const denoiseProviderLayer = (config: HushConfig): Layer.Layer<DenoisePro
 }
 
 /** SMTP when `SMTP_URL` is set, else the dev outbox in DATA_DIR (each message logged with its links in development). */
-export const mailerLayer = (config: HushConfig): Layer.Layer<Mailer> => {
+export const layerMailer = (config: HushConfig): Layer.Layer<Mailer> => {
   const smtpUrl = config.accounts?.smtpUrl
   return smtpUrl === undefined
-    ? makeOutboxMailer(config.dataDir, { logLinks: config.env === "development" })
-    : makeSmtpMailer({ url: smtpUrl, from: config.accounts?.mailFrom ?? DEFAULT_MAIL_FROM })
+    ? layerOutboxMailer(config.dataDir, { logLinks: config.env === "development" })
+    : layerSmtpMailer({ url: smtpUrl, from: config.accounts?.mailFrom ?? DEFAULT_MAIL_FROM })
 }
 
 /**
@@ -184,7 +184,7 @@ export const mailerLayer = (config: HushConfig): Layer.Layer<Mailer> => {
  * TERMS_VERSION, the numbers of decisions.md), mail, password hashing and the configured
  * OAuth providers.
  */
-export const accountsLayer = (
+export const layerAccounts = (
   config: HushConfig,
   options: { readonly settings?: Partial<AccountSettings>; readonly hasher?: Layer.Layer<PasswordHasher> } = {}
 ) =>
@@ -194,9 +194,9 @@ export const accountsLayer = (
       ...(config.accounts?.termsVersion === undefined ? {} : { termsVersion: config.accounts.termsVersion }),
       ...options.settings
     }),
-    mailerLayer(config),
-    options.hasher ?? Argon2Hasher,
-    makeOAuthProviders({
+    layerMailer(config),
+    options.hasher ?? layerArgon2Hasher(),
+    layerOAuthProviders({
       publicBaseUrl: config.publicBaseUrl,
       github: config.accounts?.github,
       google: config.accounts?.google,
@@ -209,7 +209,7 @@ export const accountsLayer = (
  * are signed with a secret derived from the deployment's, so the server and the CLI agree).
  * `FakePayments` is there only with the fake: its page and CLI command look for it.
  */
-export const paymentsLayer = (config: HushConfig, keys: DeploymentKeys): Layer.Layer<PaymentProvider> => {
+export const layerPayments = (config: HushConfig, keys: DeploymentKeys): Layer.Layer<PaymentProvider> => {
   const payments = config.payments ?? { provider: "fake" }
   // the SDK (~20 MB) is loaded on first use: a worker never needs it
   if (payments.provider === "stripe") {
@@ -236,7 +236,7 @@ const lazyProvider = (name: string, load: () => Promise<PaymentProvider["Type"]>
   Layer.effect(PaymentProvider, Effect.map(Effect.cached(Effect.promise(load)), (loaded) => delegateProvider(name, loaded)))
 
 /** Everything the core's services need, for one process, over the given blob store (storageLayers). */
-export const coreLayer = (
+export const layerCore = (
   config: HushConfig,
   keys: DeploymentKeys,
   storage: StorageLayers["store"],
@@ -248,21 +248,21 @@ export const coreLayer = (
   }
 ) =>
   Layer.mergeAll(
-    accountsLayer(config, { settings: options.accountSettings, hasher: options.hasher }),
-    paymentsLayer(config, keys),
-    persistenceLayer(config, options),
-    RandomIds,
+    layerAccounts(config, { settings: options.accountSettings, hasher: options.hasher }),
+    layerPayments(config, keys),
+    layerPersistence(config, options),
+    layerRandomIds,
     // defaults, then the environment's (config.limits), then the caller's
     Layer.succeed(LimitsConfig, { ...DEFAULT_LIMITS, ...config.limits, ...options.limits }),
     Layer.succeed(ModelCatalog, makeCatalog(DEFAULT_MODEL_DEFINITIONS, options.runners)),
     Layer.succeed(DeploymentSecrets, { cursorKey: new TextEncoder().encode(keys.cursorKey) }),
-    FfmpegAudioProbe,
-    makeWebhookSender({ allowPrivate: config.webhooksAllowPrivate === true }),
+    layerFfmpegAudioProbe(),
+    layerWebhookSender({ allowPrivate: config.webhooksAllowPrivate === true }),
     Option.match(config.redisUrl, {
-      onNone: () => MemoryRateLimiter,
+      onNone: () => layerMemoryRateLimiter,
       // loaded only when configured, like S3
       onSome: (url) =>
-        Layer.unwrapEffect(Effect.map(Effect.promise(() => import("../../adapters/redis/rate-limiter.js")), (redis) => redis.makeRedisRateLimiter(url)))
+        Layer.unwrapEffect(Effect.map(Effect.promise(() => import("../../adapters/redis/rate-limiter.js")), (redis) => redis.layerRedisRateLimiter(url)))
     }),
     storage,
     layerTestSample.pipe(Layer.provide(storage))

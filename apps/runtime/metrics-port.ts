@@ -10,7 +10,7 @@ import { bearerMatches } from "../api/server/operations/access.js"
 import { PROMETHEUS_CONTENT_TYPE } from "../api/server/operations/prometheus.js"
 import { makeScrape } from "../api/server/operations/scrape.js"
 
-export const metricsPortLayer = (options: { readonly port: number; readonly host?: string; readonly token: Redacted.Redacted<string> }) =>
+export const layerMetricsPort = (options: { readonly port: number; readonly host?: string; readonly token: Redacted.Redacted<string> }) =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const scrape = yield* makeScrape
     const runtime = yield* Effect.runtime<never>()

@@ -62,7 +62,7 @@ let stdout: LineSink | undefined
 const processSink = () => (stdout ??= stdoutSink())
 
 /** The process's one logger (one line a record: JSON, or logfmt) and level; the entry points install it (tests keep theirs). */
-export const loggingLayer = (config: ObservabilityConfig, sink: LineSink = processSink()): Layer.Layer<never> => {
+export const layerLogging = (config: ObservabilityConfig, sink: LineSink = processSink()): Layer.Layer<never> => {
   const logger = lineLogger(config.logFormat, sink)
   // the only logger: NodeRuntime.runMain adds its pretty (multi-line) one beside the default
   const format = Layer.scopedDiscard(Effect.locallyScopedWith(FiberRef.currentLoggers, () => HashSet.make<Array<Logger.Logger<unknown, any>>>(logger)))

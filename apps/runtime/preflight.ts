@@ -15,7 +15,7 @@ export const requireFfmpeg = (processName: string) =>
  * on a busy machine), with the choice of the ffmpeg children's sandbox (`FFMPEG_SANDBOX`, one
  * warning when `auto` finds none) beside it.
  */
-export const requireFfmpegLayer = (processName: string, sandbox: FfmpegSandboxMode = "auto") =>
+export const layerRequireFfmpeg = (processName: string, sandbox: FfmpegSandboxMode = "auto") =>
   Layer.effectDiscard(Effect.all([requireFfmpeg(processName), useFfmpegSandbox(sandbox)], { concurrency: 2, discard: true }))
 
 /** Each problem of a configuration error, `SETTING: what is wrong` (once, when the message already names it). */

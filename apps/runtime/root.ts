@@ -12,16 +12,16 @@ import type { AccountSettings } from "../../core/domain/account-settings.js"
 import type { Limits } from "../../core/domain/limits.js"
 import type { PasswordHasher } from "../../core/ports/password-hasher.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
-import type { apiLayer as ApiLayer } from "../api/server/server.js"
+import type { layerApi as ApiLayer } from "../api/server/server.js"
 import { layerJobQueued } from "../../core/services/job-queued.js"
 import { HUSH_VERSION } from "../../core/version.js"
 import { layerWorker, type WorkerOptions } from "../worker/background.js"
 import { type HushConfig, loadConfig } from "./config.js"
 import { signedUrlOrigins } from "../../adapters/s3/config.js"
-import { metricsPortLayer } from "./metrics-port.js"
-import { tracingLayer } from "./tracing.js"
-import { DEFAULT_OBSERVABILITY, loggingLayer } from "./observability.js"
-import { configuredRunners, coreLayer, denoiseProviderLayer, storageLayers } from "./layers.js"
+import { layerMetricsPort } from "./metrics-port.js"
+import { layerTracing } from "./tracing.js"
+import { DEFAULT_OBSERVABILITY, layerLogging } from "./observability.js"
+import { configuredRunners, layerCore, layerDenoiseProvider, storageLayers } from "./layers.js"
 import { type DeploymentKeys, loadOrCreateKeys, secureDataDir } from "./secrets.js"
 
 
@@ -30,9 +30,9 @@ export interface ComposeOptions {
   readonly runners?: ReadonlyArray<string> | undefined
   /** Overrides of the configured numbers, over those of the environment. */
   readonly limits?: Partial<Limits> | undefined
-  /** Connect to the embedded database a running server holds (the CLI; see persistenceLayer). */
+  /** Connect to the embedded database a running server holds (the CLI; see layerPersistence). */
   readonly attachEmbedded?: boolean | undefined
-  /** False where no API key is authenticated (a separate worker, the CLI): no key cache (see persistenceLayer). */
+  /** False where no API key is authenticated (a separate worker, the CLI): no key cache (see layerPersistence). */
   readonly authenticates?: boolean | undefined
   /** Overrides of the self-serve accounts' numbers (tests). */
   readonly accountSettings?: Partial<AccountSettings> | undefined
@@ -46,12 +46,12 @@ export interface WorkerOverrides extends Omit<WorkerOptions, "housekeeping"> {
 }
 
 /** What the core layer provides. */
-export type CoreServices = Layer.Layer.Success<ReturnType<typeof coreLayer>>
+export type CoreServices = Layer.Layer.Success<ReturnType<typeof layerCore>>
 
 export const compose = (config: HushConfig, keys: DeploymentKeys, options: ComposeOptions = {}) => {
   const observability = config.observability ?? DEFAULT_OBSERVABILITY
   const storage = storageLayers(config, keys)
-  const core = coreLayer(config, keys, storage.store, {
+  const core = layerCore(config, keys, storage.store, {
     runners: options.runners ?? configuredRunners(config),
     limits: options.limits,
     attachEmbedded: options.attachEmbedded,
@@ -61,7 +61,7 @@ export const compose = (config: HushConfig, keys: DeploymentKeys, options: Compo
   })
   /**
    * The HTTP API with the blob store's routes, on the given server; needs the core. The app
-   * (apps/api/server/server.ts `apiLayer`) is passed in by the caller, so that a worker or the CLI
+   * (apps/api/server/server.ts `layerApi`) is passed in by the caller, so that a worker or the CLI
    * never loads the HTTP surface: its OpenAPI page alone is megabytes of script to parse.
    */
   const api = <A, E, R>(app: typeof ApiLayer, httpServer: Layer.Layer<A | HttpServer.HttpServer, E, R>) =>
@@ -78,7 +78,7 @@ export const compose = (config: HushConfig, keys: DeploymentKeys, options: Compo
   const worker = (overrides: WorkerOverrides = {}) => {
     const { provider, ...settings } = overrides
     return layerWorker({ concurrency: config.workerConcurrency, ...settings, housekeeping: storage.housekeeping }).pipe(
-      Layer.provide(provider ?? denoiseProviderLayer(config))
+      Layer.provide(provider ?? layerDenoiseProvider(config))
     )
   }
   /** `npm start`: the API, and the built-in worker unless HUSH_WORKER=off; needs the core. */
@@ -91,11 +91,11 @@ export const compose = (config: HushConfig, keys: DeploymentKeys, options: Compo
    * The process's logger and level (HUSH_LOG_FORMAT, HUSH_LOG_LEVEL) and its tracer
    * (OTEL_EXPORTER_OTLP_ENDPOINT): the entry points provide it below everything they run.
    */
-  const tracing = tracingLayer(observability, HUSH_VERSION)
-  const telemetry = Layer.merge(loggingLayer(observability), tracing)
+  const tracing = layerTracing(observability, HUSH_VERSION)
+  const telemetry = Layer.merge(layerLogging(observability), tracing)
   /** `/metrics` on METRICS_PORT with METRICS_TOKEN (needs the core); nothing otherwise. */
   const metricsPort = Option.isSome(observability.metricsPort) && Option.isSome(observability.metricsToken)
-    ? metricsPortLayer({ port: observability.metricsPort.value, token: observability.metricsToken.value })
+    ? layerMetricsPort({ port: observability.metricsPort.value, token: observability.metricsToken.value })
     : Layer.empty
   return { config, core, api, worker, server, telemetry, tracing, metricsPort }
 }

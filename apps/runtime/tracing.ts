@@ -33,7 +33,7 @@ const SECRET_QUERY = /[?&](x-amz-[a-z-]*|signature|sig|expires|token|code|state|
 export const carriesCredential = (request: HttpServerRequest.HttpServerRequest) =>
   request.url.startsWith(`${STORAGE_PATH_PREFIX}/`) || SECRET_QUERY.test(request.url)
 
-export const tracingLayer = (config: ObservabilityConfig, version: string): Layer.Layer<never> =>
+export const layerTracing = (config: ObservabilityConfig, version: string): Layer.Layer<never> =>
   Option.match(config.otlpEndpoint, {
     onNone: () =>
       Layer.merge(

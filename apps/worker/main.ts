@@ -5,7 +5,7 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer } from "effect"
-import { requireFfmpegLayer, stopOnConfigError } from "../runtime/preflight.js"
+import { layerRequireFfmpeg, stopOnConfigError } from "../runtime/preflight.js"
 import { compose, loadDeployment } from "../runtime/root.js"
 
 const program = Effect.gen(function*() {
@@ -17,7 +17,7 @@ const program = Effect.gen(function*() {
   const root = compose(config, keys, { authenticates: false })
   // the ffmpeg check runs while the core builds (database, migrations); claiming starts after both
   return yield* Layer.launch(Layer.merge(root.worker(), root.metricsPort).pipe(
-    Layer.provide(Layer.merge(root.core, requireFfmpegLayer("Hush worker", config.ffmpegSandbox))),
+    Layer.provide(Layer.merge(root.core, layerRequireFfmpeg("Hush worker", config.ffmpegSandbox))),
     Layer.provide(root.telemetry)
   ))
 })

@@ -32,7 +32,7 @@ export const nextCursorField = field(
   "Pass as `cursor` to get the next page; null on the last page. Opaque: do not build or change one."
 )
 
-/** Marks the string schemas that refuse control characters (test/input-text.test.ts checks every input string has it). */
+/** Marks the string schemas that refuse control characters (test/apps/api/contract/input-text.test.ts checks every input string has it). */
 export const ControlFreeSchemaId: unique symbol = Symbol.for("hush/schema/ControlFree")
 
 // eslint-disable-next-line no-control-regex

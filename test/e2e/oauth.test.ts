@@ -7,7 +7,7 @@
 import { Effect, Either, Option, Redacted } from "effect"
 import { OAuth2Server } from "oauth2-mock-server"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeOAuthProviders } from "../../adapters/oauth/providers.js"
+import { layerOAuthProviders } from "../../adapters/oauth/providers.js"
 import { OAuthProviders } from "../../core/ports/oauth.js"
 import { freePort, startTestServer, type TestServer } from "../support/server.js"
 import { Browser, mailTo, PASSWORD, uniqueEmail, verifiedUser } from "./browser.js"
@@ -186,7 +186,7 @@ describe("OAuth sign-in (OpenID Connect)", () => {
       const redirect = yield* Effect.promise(() => fetch(url, { redirect: "manual" }))
       const code = new URL(redirect.headers.get("location")!).searchParams.get("code")!
       return yield* Effect.either(client.exchange({ code, codeVerifier: verifier }))
-    }).pipe(Effect.provide(makeOAuthProviders({
+    }).pipe(Effect.provide(layerOAuthProviders({
       publicBaseUrl: server.baseUrl,
       oidc: { issuer, clientId: "hush-test-client", clientSecret: Redacted.make("hush-test-secret") }
     })))

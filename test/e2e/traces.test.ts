@@ -7,7 +7,7 @@ import { ConfigProvider, Effect, Option, Redacted } from "effect"
 import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadObservabilityConfig } from "../../apps/runtime/observability.js"
-import { tracingLayer } from "../../apps/runtime/tracing.js"
+import { layerTracing } from "../../apps/runtime/tracing.js"
 import { recordedSpan } from "../../core/observability/spans.js"
 import { startFakeGpuProvider } from "../support/fake-gpu-provider.js"
 import { freePort, startTestServer, type TestServer } from "../support/server.js"
@@ -216,7 +216,7 @@ describe("without OTEL_EXPORTER_OTLP_ENDPOINT", () => {
     // Effect's default tracer makes a real span…
     expect(Option.isSome(await Effect.runPromise(currentInSpan))).toBe(true)
     // …which the tracing layer turns off when there is nowhere to send it: a no-op, with no ids to pass on
-    expect(Option.isNone(await Effect.runPromise(currentInSpan.pipe(Effect.provide(tracingLayer(config, "1.0.0")))))).toBe(true)
+    expect(Option.isNone(await Effect.runPromise(currentInSpan.pipe(Effect.provide(layerTracing(config, "1.0.0")))))).toBe(true)
   })
 
   it("a server without it exports nothing", async () => {

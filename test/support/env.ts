@@ -3,7 +3,7 @@
  * Time is Effect's TestClock when run with `it.effect`.
  */
 import { Layer } from "effect"
-import { MemoryPersistence } from "../../adapters/memory/index.js"
+import { layerMemoryPersistence } from "../../adapters/memory/index.js"
 import { DEFAULT_MODEL_DEFINITIONS, makeCatalog, ModelCatalog, type ModelDefinition } from "../../core/domain/catalog.js"
 import { AccountSettingsConfig, defaultAccountSettings } from "../../core/domain/account-settings.js"
 import { DeploymentSecrets, TestSample } from "../../core/domain/deployment.js"
@@ -23,7 +23,7 @@ export const coreEnvironment = (options: {
   readonly runners?: ReadonlyArray<string>
 } = {}) =>
   Layer.mergeAll(
-    MemoryPersistence,
+    layerMemoryPersistence,
     SequentialIds,
     Layer.succeed(LimitsConfig, { ...DEFAULT_LIMITS, ...options.limits }),
     Layer.succeed(ModelCatalog, makeCatalog(options.models ?? DEFAULT_MODEL_DEFINITIONS, options.runners ?? ["builtin"])),

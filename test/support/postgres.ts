@@ -11,8 +11,8 @@
 import { SqlClient } from "@effect/sql"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { Effect, Layer, Redacted } from "effect"
-import { PostgresPersistence, postgresLayerFromUrl, postgresPoolLayer, type PostgresPoolOptions } from "../../adapters/postgres/index.js"
-import { RandomIds } from "../../adapters/webcrypto/ids.js"
+import { layerPostgresPersistence, layerPostgresFromUrl, layerPostgresPool, type PostgresPoolOptions } from "../../adapters/postgres/index.js"
+import { layerRandomIds } from "../../adapters/webcrypto/ids.js"
 import { DEFAULT_MODEL_DEFINITIONS, makeCatalog, ModelCatalog } from "../../core/domain/catalog.js"
 import { AccountSettingsConfig, defaultAccountSettings } from "../../core/domain/account-settings.js"
 import { DeploymentSecrets, TestSample } from "../../core/domain/deployment.js"
@@ -60,14 +60,14 @@ export const dropDatabase = (name: string) =>
 let schemas = 0
 
 /**
- * PostgresPersistence (plus its SqlClient) in a schema of its own, created for this layer (so
+ * layerPostgresPersistence (plus its SqlClient) in a schema of its own, created for this layer (so
  * migrations run from nothing each time) inside `database`. Schemas go with the database.
  */
 export const freshSchemaPersistence = (database: string, options: PostgresPoolOptions = {}) => {
   const schema = `contract_${process.pid}_${++schemas}`
-  const client = postgresPoolLayer({ url: databaseUrl(database, schema) }, options)
+  const client = layerPostgresPool({ url: databaseUrl(database, schema) }, options)
   const createSchema = Layer.effectDiscard(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE SCHEMA ${schema}`)))
-  return PostgresPersistence.pipe(Layer.provide(createSchema), Layer.provideMerge(client))
+  return layerPostgresPersistence.pipe(Layer.provide(createSchema), Layer.provideMerge(client))
 }
 
 /** Every table of the schema. */
@@ -99,7 +99,7 @@ export const TEST_SAMPLE = {
 export const servicesOver = <ROut, E>(persistence: Layer.Layer<ROut, E>) =>
   Layer.mergeAll(
     persistence,
-    RandomIds,
+    layerRandomIds,
     Layer.succeed(LimitsConfig, DEFAULT_LIMITS),
     Layer.succeed(ModelCatalog, makeCatalog(DEFAULT_MODEL_DEFINITIONS, ["builtin"])),
     Layer.succeed(DeploymentSecrets, { cursorKey: new TextEncoder().encode("test cursor key") }),
@@ -109,4 +109,4 @@ export const servicesOver = <ROut, E>(persistence: Layer.Layer<ROut, E>) =>
 
 /** The core's services over the database at `url`. */
 export const postgresServices = (url: string, options: PostgresPoolOptions = {}) =>
-  servicesOver(postgresLayerFromUrl(url, options))
+  servicesOver(layerPostgresFromUrl(url, options))

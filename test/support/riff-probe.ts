@@ -2,7 +2,7 @@ import { Chunk, Effect, Layer, Stream } from "effect"
 import { AudioProbe, AudioRejected } from "../../core/ports/audio.js"
 
 /**
- * A test double of the AudioProbe port (real ffmpeg decoding is tested in ffmpeg-probe.test.ts).
+ * A test double of the AudioProbe port (real ffmpeg decoding is tested in test/adapters/ffmpeg/probe.test.ts).
  * It "decodes" a made-up format: bytes starting with `RIFF` last byteLength / 1000 seconds;
  * an empty upload or anything else is rejected. Like the real probe it reads the whole stream.
  */

@@ -39,7 +39,7 @@ export interface RunningS3rver {
   readonly bucket: string
   /** Where s3rver keeps its files (objects under `<directory>/<bucket>/`). */
   readonly directory: string
-  /** Options for `makeS3BlobStore` pointing at this server (path style, s3rver's credentials). */
+  /** Options for `layerS3BlobStore` pointing at this server (path style, s3rver's credentials). */
   readonly options: S3Options
   /** Multipart uploads neither completed nor aborted, by upload id. */
   readonly openUploads: () => Promise<ReadonlyArray<string>>

@@ -20,7 +20,7 @@ import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { CheckJsonAnswers } from "../../apps/api/server/edge/json-answer.js"
-import { apiLayer } from "../../apps/api/server/server.js"
+import { layerApi } from "../../apps/api/server/server.js"
 import type { WorkerOptions } from "../../apps/worker/background.js"
 import type { DenoiseProvider } from "../../core/ports/denoise-provider.js"
 import type { AccountsConfig, GpuProviderConfig, HushConfig, PaymentsConfig } from "../../apps/runtime/config.js"
@@ -117,7 +117,7 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const core: Layer.Layer<CoreServices> = options.override === undefined
     ? root.core
     : Layer.provideMerge(options.override, root.core) as Layer.Layer<CoreServices>
-  const http = Layer.merge(root.api(apiLayer, NodeHttp.layer(createServer, { port, host: "127.0.0.1" })), root.metricsPort)
+  const http = Layer.merge(root.api(layerApi, NodeHttp.layer(createServer, { port, host: "127.0.0.1" })), root.metricsPort)
   const server = options.worker === undefined || options.worker === false
     ? http
     : Layer.merge(http, root.worker({ ...options.workerOptions, provider: options.worker === true ? undefined : options.worker }))

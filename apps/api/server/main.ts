@@ -7,11 +7,11 @@ import { HttpServer } from "@effect/platform"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer } from "effect"
 import * as NodeHttp from "../../../adapters/node-http/server.js"
-import { requireFfmpegLayer, stopOnConfigError } from "../../runtime/preflight.js"
+import { layerRequireFfmpeg, stopOnConfigError } from "../../runtime/preflight.js"
 import { compose, loadDeployment } from "../../runtime/root.js"
 import { serviceAddresses, startMessage } from "./addresses.js"
 import { createGatedServer, refuseUnavailable } from "./gated-server.js"
-import { apiLayer, errorsBaseUrlOf } from "./server.js"
+import { layerApi, errorsBaseUrlOf } from "./server.js"
 
 const program = Effect.gen(function*() {
   const { config, keys } = yield* stopOnConfigError("Hush")(loadDeployment)
@@ -27,8 +27,8 @@ const program = Effect.gen(function*() {
   )))
   // the built-in worker runs here unless HUSH_WORKER=off (e.g. when workers run apart, on PostgreSQL)
   // the ffmpeg check runs while the core builds; serving starts after both
-  const server = Layer.merge(root.server(apiLayer, httpServer), root.metricsPort).pipe(
-    Layer.provide(Layer.merge(root.core, requireFfmpegLayer("Hush", config.ffmpegSandbox))),
+  const server = Layer.merge(root.server(layerApi, httpServer), root.metricsPort).pipe(
+    Layer.provide(Layer.merge(root.core, layerRequireFfmpeg("Hush", config.ffmpegSandbox))),
     Layer.provide(root.telemetry)
   )
   yield* Effect.logInfo(`Hush ${config.env}: data in ${config.dataDir}, store ${config.store}, links at ${config.publicBaseUrl}`)

@@ -48,10 +48,10 @@ export interface ApiOptions {
 
 
 /**
- * Needs an HttpServer and the core's services (apps/runtime/layers.ts coreLayer), plus the
+ * Needs an HttpServer and the core's services (apps/runtime/layers.ts layerCore), plus the
  * blob store's own routes where it has some (storageLayers).
  */
-export const apiLayer = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<never, E, R>) => {
+export const layerApi = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<never, E, R>) => {
   const handlers = Layer.mergeAll(PublicHandlers, FilesHandlers, JobsHandlers, AccountHandlers, AuthHandlers, SessionHandlers, DashboardHandlers, PaymentWebhookHandlers,
     WebhooksHandlers, DashboardWorkHandlers, DashboardWebhooksHandlers, OperationsHandlers
   ).pipe(

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Stream } from "effect"
 import pg from "pg"
-import { makeS3BlobStore } from "../../../adapters/s3/index.js"
+import { layerS3BlobStore } from "../../../adapters/s3/index.js"
 import { BlobStore } from "../../../core/ports/blob-store.js"
 import { LEDGER_CHECKS } from "../../../adapters/postgres/verify.js"
 import type { AnswerTally, ChaosClient } from "./client.js"
@@ -207,7 +207,7 @@ export const checkInvariants = async (input: CheckInput): Promise<ReadonlyArray<
 
   // 7. each acknowledged upload: its bytes intact, or the file rejected; never silently different
   const files = new Map((await query<{ id: string; status: string }>(url, `SELECT id, status FROM files`)).map((f) => [f.id, f.status]))
-  const store = makeS3BlobStore(fleet.s3.options)
+  const store = layerS3BlobStore(fleet.s3.options)
   const readStored = (key: string) =>
     Effect.runPromise(Effect.flatMap(BlobStore, (blobs) =>
       Stream.runFold(blobs.read(key), createHash("sha256"), (hash, chunk) => hash.update(chunk))).pipe(

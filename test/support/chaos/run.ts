@@ -2,7 +2,7 @@
  * One chaos run (issue 34): the fleet (./fleet.ts), customers and their webhook endpoints, the
  * workload (./workload.ts) while the schedule (./schedule.ts) injects faults, then health,
  * settling and the invariants (./invariants.ts), reported as a table. `npm run chaos` runs the
- * short schedule; `npm run chaos -- --minutes 20` a long one; test/chaos.test.ts the short one.
+ * short schedule; `npm run chaos -- --minutes 20` a long one; test/e2e/chaos.test.ts the short one.
  */
 import { listOutbox } from "../../../adapters/mail/outbox.js"
 import { ChaosClient, newTally } from "./client.js"
