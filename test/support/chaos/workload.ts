@@ -122,6 +122,10 @@ const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest(
 const giveUp = (ctx: { readonly workload: Workload; readonly stop: () => boolean }, what: string, answer?: Answer) => {
   const label = ctx.stop() ? `${what} (stopped)` : `${what} (${answer === undefined ? "no answer" : answerLabel(answer)})`
   ctx.workload.gaveUp.set(label, (ctx.workload.gaveUp.get(label) ?? 0) + 1)
+  // what the answer said, for the violation's cause (the table keeps only its kind)
+  if (!ctx.stop() && answer !== undefined && answer.status < 500) {
+    console.log(`chaos: gave up on ${what}: ${answer.status} ${String(answer.json?.detail ?? answer.text).slice(0, 300)}`)
+  }
 }
 
 /** Sends bytes to an upload URL (the store's, through its proxy): retried, the network is not Hush's to answer for. */
