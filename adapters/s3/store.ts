@@ -105,6 +105,16 @@ export const toBlobError = (what: string, cause: unknown): BlobError => {
   return new BlobError({ message: `${what}: ${describe(info)}`, cause: info, unavailable: isUnavailable(info) })
 }
 
+/**
+ * An object's size from its HEAD answer. An answer without `Content-Length` (cut short by the
+ * network) says nothing of the object: the store did not answer, never "0 bytes" — which
+ * complete would refuse as a size mismatch, the client's fault.
+ */
+const contentLengthOf = (head: { readonly ContentLength?: number | undefined }, what: string): Effect.Effect<number, BlobError> =>
+  head.ContentLength === undefined
+    ? Effect.fail(new BlobError({ message: `${what}: the answer has no Content-Length`, unavailable: true }))
+    : Effect.succeed(head.ContentLength)
+
 const isNotFound = (info: SdkErrorInfo): boolean =>
   info.name === "NotFound" || info.name === "NoSuchKey" || (info.httpStatusCode === 404 && info.name !== "NoSuchBucket")
 
@@ -350,12 +360,13 @@ export const make = (options: S3Options): Effect.Effect<BlobStore["Type"], never
         return yield* attempt((abortSignal) =>
           client.send(new HeadObjectCommand({ Bucket: bucket, Key: valid }), { abortSignal })
         ).pipe(
-          Effect.map((head) => Option.some({ sizeBytes: head.ContentLength ?? 0 })),
           Effect.catchAll((cause) =>
             isNotFound(sdkErrorInfo(cause))
-              ? Effect.succeed(Option.none())
+              ? Effect.succeed(undefined)
               : Effect.fail(toBlobError(`stat ${objectName(valid)}`, cause))
-          )
+          ),
+          Effect.flatMap((head) =>
+            head === undefined ? Effect.succeed(Option.none()) : Effect.map(contentLengthOf(head, `stat ${objectName(valid)}`), (sizeBytes) => Option.some({ sizeBytes })))
         )
       })
 
@@ -572,7 +583,7 @@ export const make = (options: S3Options): Effect.Effect<BlobStore["Type"], never
               : toBlobError(name, cause)
           )
         )
-        const sizeBytes = head.ContentLength ?? 0
+        const sizeBytes = yield* contentLengthOf(head, name)
         if (sizeBytes <= singleCopyMax) {
           yield* call(name, (abortSignal) =>
             client.send(new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: copySource(from) }), { abortSignal }))

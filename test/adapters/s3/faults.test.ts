@@ -6,6 +6,8 @@
  * store refuses waits for it.
  */
 import { Cause, Effect, Exit, Layer, ManagedRuntime, Option, Scope, Stream } from "effect"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { isUnavailable, layerS3BlobStore, sdkErrorInfo, toBlobError } from "../../../adapters/s3/store.js"
 import { layerTestSample } from "../../../apps/runtime/layers.js"
@@ -95,4 +97,29 @@ describe("S3 behind a faulty network", () => {
     expect(Date.now() - from).toBeGreaterThanOrEqual(1_400)
     expect(await stat("samples/test-mode.mp3")).toMatchObject({ _tag: "Success" })
   }, 60_000)
+})
+
+describe("S3 answers cut short", () => {
+  it("a HEAD answered without Content-Length is an unavailable store, never an empty object (complete would call it a size mismatch)", async () => {
+    // a store whose HEAD answers lose their headers on the way, as a cut connection can leave them
+    const server = createServer((request, response) => {
+      request.resume()
+      response.writeHead(200, { etag: '"x"', "transfer-encoding": "identity" }).end()
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const { port } = server.address() as AddressInfo
+    const runtime = ManagedRuntime.make(layerS3BlobStore({
+      endpoint: `http://127.0.0.1:${port}`, region: "us-east-1", bucket: "cut", forcePathStyle: true,
+      credentials: { accessKeyId: "k", secretAccessKey: "s" }
+    }) as Layer.Layer<BlobStore>)
+    try {
+      const exit = await runtime.runPromiseExit(Effect.flatMap(BlobStore, (store) => store.stat("staging/file_x")))
+      const failure = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+      expect(failure, String(exit)).toBeInstanceOf(BlobError)
+      expect(failure?.unavailable).toBe(true)
+    } finally {
+      await runtime.dispose()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  }, 30_000)
 })
