@@ -1,5 +1,5 @@
 /** The spec's file operations: create, complete, validate, read, delete. */
-import { Clock, Data, Effect, Either, Option } from "effect"
+import { Clock, Effect, Either, Option } from "effect"
 import { LimitsConfig, VALIDATION_WINDOW_MS } from "../domain/limits.js"
 import { FileRecord, MultipartState } from "../domain/records.js"
 import { excerpt, IdempotencyKeyReused, InvalidRequest, NotFound, QuotaExceeded } from "../errors.js"
@@ -13,7 +13,7 @@ import { checkDeletable, checkNewFile, completeUpload, markReady, markRejected, 
 import { audioRejectionMessage, declaredDurationVerdict } from "../rules/files.js"
 import { inputKeyOf, stagingKeyOf } from "../rules/storage.js"
 import type { Actor } from "../domain/caller.js"
-import { idOfIdempotencyKey } from "./request-ids.js"
+import { dieIfIdTaken, IdTaken, idOfIdempotencyKey } from "./request-ids.js"
 import { emitFileEvent } from "./webhooks.js"
 
 export interface NewFile {
@@ -69,25 +69,19 @@ export const createFile = (caller: Actor, request: NewFile, idempotencyKey?: str
     yield* requireScope(caller.scopes, ["files:write"])
     const limits = yield* LimitsConfig
     yield* checkNewFile(request, caller.mode, limits)
-    if (idempotencyKey === undefined) return yield* dieIfFileIdTaken(createFileUnder(caller, request, (yield* IdGenerator).next("file")))
+    if (idempotencyKey === undefined) return yield* dieIfIdTaken(createFileUnder(caller, request, (yield* IdGenerator).next("file")))
     const id = yield* idOfIdempotencyKey("file", caller, idempotencyKey)
     return yield* Effect.catchAll(createFileUnder(caller, request, id), (error) =>
       Effect.gen(function*() {
         const earlier = yield* earlierFile(caller, request, id)
-        if (earlier === "expired") return yield* dieIfFileIdTaken(createFileUnder(caller, request, (yield* IdGenerator).next("file")))
+        if (earlier === "expired") return yield* dieIfIdTaken(createFileUnder(caller, request, (yield* IdGenerator).next("file")))
         if (earlier !== "none") return yield* renewUpload(earlier)
-        if (error instanceof FileIdTaken) return yield* Effect.dieMessage(`file id ${id} is taken by no file of this caller`)
-        return yield* Effect.fail(error as Exclude<typeof error, FileIdTaken>)
+        if (error instanceof IdTaken) return yield* Effect.dieMessage(`file id ${id} is taken by no file of this caller`)
+        return yield* Effect.fail(error as Exclude<typeof error, IdTaken>)
       }))
   }).pipe(Effect.withSpan("createFile", { attributes: { "hush.account_id": caller.accountId } }))
 
-/** A create's file id is taken: an earlier attempt with its Idempotency-Key stored a file under it. */
-class FileIdTaken extends Data.TaggedError("FileIdTaken") {}
-
-const dieIfFileIdTaken = <A, E, R>(create: Effect.Effect<A, E | FileIdTaken, R>) =>
-  Effect.catchIf(create, (e): e is FileIdTaken => e instanceof FileIdTaken, (e) => Effect.die(e)) as Effect.Effect<A, Exclude<E, FileIdTaken>, R>
-
-/** The create itself under `id`: quotas, the upload target, the record (FileIdTaken when the id is taken). */
+/** The create itself under `id`: quotas, the upload target, the record (IdTaken when the id is taken). */
 const createFileUnder = (caller: Actor, request: NewFile, id: string) =>
   Effect.gen(function*() {
     const limits = yield* LimitsConfig
@@ -130,7 +124,7 @@ const createFileUnder = (caller: Actor, request: NewFile, id: string) =>
     yield* transactionally(Effect.all([
       Effect.flatMap(WalletRepo, (wallets) => wallets.lock(caller.accountId)),
       checkUploadQuotas(caller, request.sizeBytes, now),
-      Effect.flatMap(FileRepo, (files) => files.insertNew(file)).pipe(Effect.filterOrFail((inserted) => inserted, () => new FileIdTaken()))
+      Effect.flatMap(FileRepo, (files) => files.insertNew(file)).pipe(Effect.filterOrFail((inserted) => inserted, () => new IdTaken()))
     ], { discard: true })).pipe(Effect.tapError(() =>
       target._tag === "Multipart"
         ? blobs.abortMultipart({ key: stagingKeyOf(id), uploadId: target.uploadId }).pipe(Effect.ignore)

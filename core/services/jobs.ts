@@ -1,5 +1,5 @@
 /** The spec's job operations on behalf of an API caller: create, read, list, cancel, output. */
-import { Clock, Data, Effect, Either, Equal, Option } from "effect"
+import { Clock, Effect, Either, Equal, Option } from "effect"
 import { findModel, isUsable, ModelCatalog } from "../domain/catalog.js"
 import { DEFAULT_OUTPUT_FORMAT, JobOptionsRecord, OUTPUT_FORMATS, type OutputFormat } from "../domain/denoise-options.js"
 import type { JobStatus } from "../domain/enums.js"
@@ -19,7 +19,7 @@ import { downloadStem, outputFilename } from "../rules/storage.js"
 import { ownedFile } from "./files.js"
 import { notifyJobQueued } from "./job-queued.js"
 import * as Metrics from "../observability/metrics.js"
-import { idOfIdempotencyKey } from "./request-ids.js"
+import { dieIfIdTaken, IdTaken, idOfIdempotencyKey } from "./request-ids.js"
 import { walletStep } from "./wallet.js"
 import { emitJobEvent } from "./webhooks.js"
 
@@ -74,12 +74,9 @@ export const createDenoiseJob = (caller: Actor, request: DenoiseJobRequest, idem
       return job
     }), (job) => job).pipe(createSpan(caller, request))
 
-/** A create's id is taken: an earlier attempt with its Idempotency-Key stored a job under it. */
-export class JobIdTaken extends Data.TaggedError("JobIdTaken") {}
-
-/** `insertNew` as a create's store step: JobIdTaken (rolling its transaction back) when the id is taken. */
+/** `insertNew` as a create's store step: IdTaken (rolling its transaction back) when the id is taken. */
 export const insertNewJob = (job: JobRecord) =>
-  Effect.flatMap(JobRepo, (jobs) => jobs.insertNew(job)).pipe(Effect.filterOrFail((inserted) => inserted, () => new JobIdTaken()))
+  Effect.flatMap(JobRepo, (jobs) => jobs.insertNew(job)).pipe(Effect.filterOrFail((inserted) => inserted, () => new IdTaken()))
 
 /**
  * Runs a create under the id its `Idempotency-Key` derives (a random one without a key), and
@@ -96,25 +93,21 @@ export const withEarlierAttempt = <A, E, R>(
   idempotencyKey: string | undefined,
   create: (id: string | undefined) => Effect.Effect<A, E, R>,
   found: (job: JobRecord) => A
-): Effect.Effect<A, Exclude<E, JobIdTaken> | IdempotencyKeyReused, R | JobRepo | LimitsConfig | ModelCatalog | DeploymentSecrets> =>
+): Effect.Effect<A, Exclude<E, IdTaken> | IdempotencyKeyReused, R | JobRepo | LimitsConfig | ModelCatalog | DeploymentSecrets> =>
   Effect.gen(function*() {
     // a random id is never taken
-    if (idempotencyKey === undefined) return yield* dieIfTaken(create(undefined))
+    if (idempotencyKey === undefined) return yield* dieIfIdTaken(create(undefined))
     const id = yield* idOfIdempotencyKey("job", caller, idempotencyKey)
     return yield* Effect.catchAll(create(id), (error) =>
       Effect.gen(function*() {
         const earlier = yield* earlierAttempt(caller, request, id)
-        if (earlier === "expired") return yield* dieIfTaken(create(undefined))
+        if (earlier === "expired") return yield* dieIfIdTaken(create(undefined))
         if (earlier !== "none") return found(earlier)
         // the id taken by no job of this caller: the key's derivation is broken
-        if (error instanceof JobIdTaken) return yield* Effect.dieMessage(`job id ${id} is taken by no job of this caller`)
-        return yield* Effect.fail(error as Exclude<E, JobIdTaken>)
+        if (error instanceof IdTaken) return yield* Effect.dieMessage(`job id ${id} is taken by no job of this caller`)
+        return yield* Effect.fail(error as Exclude<E, IdTaken>)
       }))
   })
-
-/** A create under a random id: its id is never taken, so JobIdTaken there is a defect. */
-const dieIfTaken = <A, E, R>(create: Effect.Effect<A, E, R>) =>
-  Effect.catchIf(create, (e): e is Extract<E, JobIdTaken> => e instanceof JobIdTaken, (e) => Effect.die(e)) as Effect.Effect<A, Exclude<E, JobIdTaken>, R>
 
 /** The job an earlier attempt stored under `id` (see withEarlierAttempt), "expired", or "none". */
 const earlierAttempt = (caller: Actor, request: DenoiseJobRequest, id: string) =>

@@ -9,7 +9,7 @@
 import { hmac } from "@oslojs/crypto/hmac"
 import { SHA256 } from "@oslojs/crypto/sha2"
 import { encodeBase32LowerCaseNoPadding } from "@oslojs/encoding"
-import { Effect } from "effect"
+import { Data, Effect } from "effect"
 import type { Actor } from "../domain/caller.js"
 import { DeploymentSecrets } from "../domain/deployment.js"
 
@@ -18,3 +18,10 @@ export const idOfIdempotencyKey = (kind: "job" | "file", caller: Pick<Actor, "ac
     `${kind}_${encodeBase32LowerCaseNoPadding(hmac(SHA256, secrets.cursorKey, new TextEncoder().encode(
       `hush ${kind} id v1\n${caller.accountId}\n${caller.mode}\n${idempotencyKey}`
     )).subarray(0, 15))}`)
+
+/** A create's derived id is taken: an earlier attempt with its Idempotency-Key stored a record under it. */
+export class IdTaken extends Data.TaggedError("IdTaken") {}
+
+/** A create under a random id: its id is never taken, so IdTaken there is a defect. */
+export const dieIfIdTaken = <A, E, R>(create: Effect.Effect<A, E, R>) =>
+  Effect.catchIf(create, (e): e is Extract<E, IdTaken> => e instanceof IdTaken, (e) => Effect.die(e)) as Effect.Effect<A, Exclude<E, IdTaken>, R>

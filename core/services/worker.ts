@@ -227,7 +227,7 @@ const submitTestJob = (caller: Actor, request: DenoiseJobRequest, idempotencyKey
       const succeeded = yield* Effect.orDie(Effect.flatMap(claimAsTest(job), ({ now, output, owner, processing }) =>
         JobRules.succeed(processing, owner, { output: outputRecord(job, output), chargedMicros: 0, ledgerTxnId: null, now })))
       const jobs = yield* JobRepo
-      // not stored finished: subscribed (stored queued, finished later) or the id taken (JobIdTaken)
+      // not stored finished: subscribed (stored queued, finished later) or the id taken (IdTaken)
       const storedFinished = yield* storeDenoiseJob(job, Effect.flatMap(
         jobs.insertUnlessSubscribed(succeeded, "job.succeeded"),
         (stored) => (stored ? Effect.succeed(true) : Effect.as(insertNewJob(job), false))
