@@ -3,7 +3,9 @@
  * (./server.ts). The platform-node server's own class is internal to it; this one has the same
  * behaviour (the Node message's headers as they are, cookies parsed once, bodies read under the
  * context's `MaxBodySize`, multipart through NodeMultipart), without WebSocket upgrades, which
- * Hush has no use for.
+ * Hush has no use for. One difference: a body over `MaxBodySize` read with `arrayBuffer` stops
+ * being kept and the rest is read and dropped, so the connection stays usable for the answer
+ * (a 413); the platform's server destroys the socket instead.
  */
 import {
   Cookies, type Headers, HttpIncomingMessage, type HttpMethod, HttpServerError, HttpServerRequest, UrlParams
@@ -11,6 +13,49 @@ import {
 import { NodeMultipart, NodeStream } from "@effect/platform-node"
 import { Effect, Inspectable, Option, type Stream } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
+
+/**
+ * What a body read over `MaxBodySize` fails with: the platform's own wording
+ * (@effect/platform-node-shared's NodeStream), so the edge tells one cap's refusal from any
+ * other failed read the same way on either server (apps/api/server/edge/body.ts).
+ */
+const overMaxBodySize = () => new Error("maxBytes exceeded")
+
+/** Reads at most `maxBytes` of a Node message; past that, stops keeping it and lets Node discard the rest. */
+const readCapped = <E>(source: IncomingMessage, maxBytes: number | undefined, onError: (cause: unknown) => E) =>
+  Effect.async<Uint8Array, E>((resume) => {
+    if (source.readableEnded) return resume(Effect.succeed(new Uint8Array(0)))
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const stop = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onFailure)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (maxBytes !== undefined && size > maxBytes) {
+        stop()
+        // keep the connection usable: what is left is read and dropped, never kept
+        source.resume()
+        resume(Effect.fail(onError(overMaxBodySize())))
+        return
+      }
+      chunks.push(chunk)
+    }
+    const onEnd = () => {
+      stop()
+      resume(Effect.succeed(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)))
+    }
+    const onFailure = (error: Error) => {
+      stop()
+      resume(Effect.fail(onError(error)))
+    }
+    source.on("data", onData)
+    source.on("end", onEnd)
+    source.on("error", onFailure)
+    return Effect.sync(stop)
+  })
 
 export class NodeServerRequest extends Inspectable.Class implements HttpServerRequest.HttpServerRequest {
   readonly [HttpServerRequest.TypeId]: HttpServerRequest.TypeId = HttpServerRequest.TypeId
@@ -66,7 +111,7 @@ export class NodeServerRequest extends Inspectable.Class implements HttpServerRe
   get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpServerError.RequestError> {
     return Effect.flatMap(HttpIncomingMessage.MaxBodySize, (maxBodySize) =>
       Effect.map(
-        NodeStream.toUint8Array(() => this.source, { onFailure: this.onError, maxBytes: Option.getOrUndefined(maxBodySize) }),
+        readCapped(this.source, Option.match(maxBodySize, { onNone: () => undefined, onSome: Number }), this.onError),
         (bytes) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
       ))
   }
@@ -99,7 +144,5 @@ export class NodeServerRequest extends Inspectable.Class implements HttpServerRe
   }
 }
 
-/** The Node message under a request this folder's server made (or a copy of one: `Object.create`, `modify`). */
-export const nodeRequestOf = (request: HttpServerRequest.HttpServerRequest): IncomingMessage => (request as NodeServerRequest).source
 /** The Node response a request of this folder's server is answered on. */
 export const nodeResponseOf = (request: HttpServerRequest.HttpServerRequest): ServerResponse => (request as NodeServerRequest).response

@@ -19,7 +19,15 @@ import type { IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } fro
 import type { ListenOptions } from "node:net"
 import { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
+import { AnswerHeaders, type AddAnswerHeaders } from "./answer-headers.js"
 import { NodeServerRequest, nodeResponseOf } from "./server-request.js"
+
+/** Onto Node's response, merged into its one head write (./answer-headers.ts); an answer already under way keeps what it sent. */
+const setHeadersAhead: AddAnswerHeaders = (request, response, headers) => {
+  const node = nodeResponseOf(request)
+  if (!node.headersSent) for (const name in headers) node.setHeader(name, headers[name]!)
+  return response
+}
 
 /** The answer's headers, with its cookies as `set-cookie` lines. */
 const headersOf = (response: HttpServerResponse.HttpServerResponse): OutgoingHttpHeaders => {
@@ -146,6 +154,13 @@ const make = (evaluate: () => Server, options: ListenOptions) =>
     })
   })
 
-/** The server and what the platform needs beside it (file system, path, ETags), as `NodeHttpServer.layer`. */
+/**
+ * The server and what the platform needs beside it (file system, path, ETags), as
+ * `NodeHttpServer.layer`, with its way of adding the edge's headers (./answer-headers.ts).
+ */
 export const layer = (evaluate: () => Server, options: ListenOptions) =>
-  Layer.mergeAll(Layer.scoped(HttpServer.HttpServer, make(evaluate, options)), NodeHttpServer.layerContext)
+  Layer.mergeAll(
+    Layer.scoped(HttpServer.HttpServer, make(evaluate, options)),
+    NodeHttpServer.layerContext,
+    Layer.succeed(AnswerHeaders, setHeadersAhead)
+  )

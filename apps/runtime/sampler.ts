@@ -12,7 +12,6 @@
  */
 import { HttpTraceContext, type HttpServerRequest } from "@effect/platform"
 import { Config, ConfigError, Effect, Option, Tracer } from "effect"
-import { requestKeyOf } from "../../adapters/node-http/request-key.js"
 
 export interface SamplerConfig {
   /** The share of new traces kept, 0…1. */
@@ -87,17 +86,17 @@ export const sampled = (tracer: Tracer.Tracer, config: SamplerConfig): Tracer.Tr
  * dropped gets no span at all, not even dropped ones (the HTTP server's span middleware would
  * still parse its URL and redact its headers, and every use case and SQL statement under it
  * would make a span object), so a sampled-out request costs what it costs with tracing off.
- * Remembered per request (its Node message), so the span middleware and the edge agree.
+ * Remembered per request, so the span middleware and the edge agree: both ask with the request
+ * as the server put it in the fiber's context, before routing or the edge copy it.
  */
 export const requestSampler = (config: SamplerConfig) => {
-  const decided = new WeakMap<object, boolean>()
+  const decided = new WeakMap<HttpServerRequest.HttpServerRequest, boolean>()
   return (request: HttpServerRequest.HttpServerRequest): boolean => {
-    const key = requestKeyOf(request)
-    let keep = decided.get(key)
+    let keep = decided.get(request)
     if (keep === undefined) {
       const caller = config.parentBased ? HttpTraceContext.fromHeaders(request.headers) : Option.none()
       keep = Option.isSome(caller) ? caller.value.sampled : config.ratio >= 1 || Math.random() < config.ratio
-      decided.set(key, keep)
+      decided.set(request, keep)
     }
     return keep
   }

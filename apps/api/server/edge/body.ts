@@ -6,10 +6,8 @@
  * deep and 10,000 values: edge/json-shape.ts) (400), an object where the endpoint
  * takes one (400). Field-level validation is HttpApi's, answered 422.
  */
-import { type HttpServerError, HttpServerRequest } from "@effect/platform"
-import { Effect, Either, Stream } from "effect"
-import type { IncomingMessage } from "node:http"
-import { nodeRequestOf } from "../../../../adapters/node-http/server-request.js"
+import { HttpIncomingMessage, type HttpServerError, type HttpServerRequest } from "@effect/platform"
+import { Effect, Either, Option, Stream } from "effect"
 import { excerpt, InvalidRequest, RequestTooLarge, UnsupportedMediaType } from "../../../../core/errors.js"
 import type { EndpointFacts } from "./facts.js"
 import { jsonShapeProblem } from "./json-shape.js"
@@ -17,42 +15,6 @@ import { jsonShapeProblem } from "./json-shape.js"
 export const MAX_BODY_BYTES = 1024 * 1024
 
 const tooLarge = () => new RequestTooLarge({ detail: `the request body is over ${MAX_BODY_BYTES} bytes (1 MiB)` })
-
-/** Reads at most `MAX_BODY_BYTES` of the body; past that, stops keeping it and lets Node discard the rest. */
-const readCapped = (source: IncomingMessage) =>
-  Effect.async<Uint8Array, RequestTooLarge | InvalidRequest>((resume) => {
-    if (source.readableEnded) return resume(Effect.succeed(new Uint8Array(0)))
-    const chunks: Array<Buffer> = []
-    let size = 0
-    const stop = () => {
-      source.off("data", onData)
-      source.off("end", onEnd)
-      source.off("error", onError)
-    }
-    const onData = (chunk: Buffer) => {
-      size += chunk.length
-      if (size > MAX_BODY_BYTES) {
-        stop()
-        // keep the connection usable: what is left is read and dropped, never kept
-        source.resume()
-        resume(Effect.fail(tooLarge()))
-        return
-      }
-      chunks.push(chunk)
-    }
-    const onEnd = () => {
-      stop()
-      resume(Effect.succeed(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)))
-    }
-    const onError = (error: Error) => {
-      stop()
-      resume(Effect.fail(new InvalidRequest({ status: 400, detail: `the request body could not be read: ${error.message}` })))
-    }
-    source.on("data", onData)
-    source.on("end", onEnd)
-    source.on("error", onError)
-    return Effect.sync(stop)
-  })
 
 const hasBody = (request: HttpServerRequest.HttpServerRequest) => {
   const length = request.headers["content-length"]
@@ -91,12 +53,36 @@ const parseJson = (text: string): Either.Either<unknown, InvalidRequest> => {
 }
 
 /**
+ * A read over `MaxBodySize`: the platform's servers fail it with this cause (NodeStream's
+ * `maxBytes exceeded`, and adapters/node-http's the same), any other failure is a body that
+ * could not be read.
+ */
+const exceedsMaxBodySize = (error: HttpServerError.RequestError) =>
+  error.cause instanceof Error && error.cause.message === "maxBytes exceeded"
+
+/**
+ * The body, read under the cap through the platform's `MaxBodySize`. Hush's server
+ * (adapters/node-http) then drops the rest of it and the 413 reaches the client; the platform's
+ * `NodeHttpServer` destroys the socket (docs/architecture.md, "Node-server-specific").
+ */
+const readUnderCap = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<Uint8Array, RequestTooLarge | InvalidRequest> =>
+  request.arrayBuffer.pipe(
+    HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
+    Effect.mapBoth({
+      onFailure: (error) => exceedsMaxBodySize(error)
+        ? tooLarge()
+        : new InvalidRequest({ status: 400, detail: `the request body could not be read: ${excerpt(String((error.cause as Error | undefined)?.message ?? error.message))}` }),
+      onSuccess: (buffer) => new Uint8Array(buffer)
+    })
+  )
+
+/**
  * The request with its body read under the cap (when `needsBuffering`): later reads (`text`,
  * `json`, HttpApi's decoding) answer from memory.
  */
 export const bufferBody = (request: HttpServerRequest.HttpServerRequest) => {
   if (declaresTooLarge(request)) return Effect.fail(tooLarge())
-  return Effect.map(readCapped(nodeRequestOf(request)), (bytes) => {
+  return Effect.map(readUnderCap(request), (bytes) => {
     const text = utf8.decode(bytes)
     // parsed once, by whoever asks first (EdgeRules' shape check, then HttpApi's decoding); an
     // Either is itself an Effect, so no fiber is run to cache it

@@ -108,24 +108,25 @@ export const idempotent = (repo: IdempotencyRepo["Type"], ttlMs: number, request
     )
     yield* Effect.flatMap(Effect.scope, (scope) =>
       Scope.addFinalizer(scope, Effect.suspend(() => settled ? Effect.void : abandon)))
-    yield* HttpApp.appendPreResponseHandler((answered, response) => {
+    yield* HttpApp.appendPreResponseHandler((_request, response) => {
       settled = true
       const body = bodyText(response)
       if (!isRecordable(response.status) || body === null) return Effect.as(abandon, response)
-      const headers: Record<string, string> = {}
-      const requestId = answerHeaderOf(answered, "x-request-id")
-      if (requestId !== undefined) headers["original-request-id"] = requestId
-      for (const name of REPLAYED_HEADERS) {
-        const value = response.headers[name]
-        if (value !== undefined) headers[name] = value
-      }
-      const contentType = "contentType" in response.body ? response.body.contentType : undefined
-      if (contentType !== undefined) headers["content-type"] = contentType
-      return Effect.as(
-        repo.finish(accountId, mode, key, { status: response.status, body, headers }).pipe(
-          Effect.catchAllCause((cause) => Effect.logWarning("Idempotency-Key answer not recorded", cause))
-        ),
-        response
-      )
+      return Effect.flatMap(answerHeaderOf("x-request-id"), (requestId) => {
+        const headers: Record<string, string> = {}
+        if (requestId !== undefined) headers["original-request-id"] = requestId
+        for (const name of REPLAYED_HEADERS) {
+          const value = response.headers[name]
+          if (value !== undefined) headers[name] = value
+        }
+        const contentType = "contentType" in response.body ? response.body.contentType : undefined
+        if (contentType !== undefined) headers["content-type"] = contentType
+        return Effect.as(
+          repo.finish(accountId, mode, key, { status: response.status, body, headers }).pipe(
+            Effect.catchAllCause((cause) => Effect.logWarning("Idempotency-Key answer not recorded", cause))
+          ),
+          response
+        )
+      })
     })
   })

@@ -40,14 +40,13 @@ export const rateLimitedError = (decision: RateDecision) =>
  */
 export const takeToken = (
   limiter: RateLimiter["Type"],
-  request: HttpServerRequest.HttpServerRequest,
   bucket: LimitedBucket,
   who: string
 ) =>
   Effect.flatMap(
     limiter.take({ key: `${bucket}:${who}`, capacity: BUCKETS[bucket].capacity, refillPerSecond: BUCKETS[bucket].perMinute / 60 }),
     (decision) => {
-      const tagged = addAnswerHeaders(request, rateLimitHeaders(decision))
+      const tagged = addAnswerHeaders(rateLimitHeaders(decision))
       return decision.allowed
         ? tagged
         : Effect.zipRight(Effect.zipRight(tagged, Metrics.count(Metrics.rateLimitRejections, { bucket })), Effect.fail(rateLimitedError(decision)))
@@ -59,4 +58,4 @@ export const addressOf = (request: HttpServerRequest.HttpServerRequest) => Optio
 
 /** A request without a valid caller: the public bucket of its IP (an IPv6 client's /64). */
 export const takeAddressToken = (limiter: RateLimiter["Type"], request: HttpServerRequest.HttpServerRequest) =>
-  takeToken(limiter, request, "public", `ip:${rateNetworkOf(addressOf(request))}`)
+  takeToken(limiter, "public", `ip:${rateNetworkOf(addressOf(request))}`)

@@ -27,7 +27,8 @@ export const layerEdgeRules = Layer.effect(EdgeRules, Effect.gen(function*() {
   const { idempotencyTtlMs } = yield* LimitsConfig
   // every request passes here: one read of the context, then only the steps its endpoint needs
   // (a health check or a poll has no body to check and no idempotency record)
-  return Effect.flatMap(Effect.context<HttpServerRequest.HttpServerRequest | HttpRouter.RouteContext>(), (context) => {
+  return Effect.withFiberRuntime<void, EdgeRulesFailure, Scope.Scope>((fiber) => {
+    const context = fiber.currentContext as Context.Context<HttpServerRequest.HttpServerRequest | HttpRouter.RouteContext>
     const request = Context.get(context, HttpServerRequest.HttpServerRequest)
     const { route } = Context.get(context, HttpRouter.RouteContext)
     const facts = factsOfRoute(route.method, route.path)
@@ -38,7 +39,7 @@ export const layerEdgeRules = Layer.effect(EdgeRules, Effect.gen(function*() {
     const session = Option.isNone(caller) ? Context.getOption(optional, CurrentSession) : Option.none()
     const account = Option.isSome(session) ? session.value.account.id : undefined
     noteRequest(
-      request,
+      fiber,
       route.path,
       Option.isSome(caller) ? caller.value : account !== undefined ? { accountId: account } : undefined
     )
@@ -46,9 +47,9 @@ export const layerEdgeRules = Layer.effect(EdgeRules, Effect.gen(function*() {
     if (facts.bucket !== "unlimited") {
       // without a caller every bucket is the IP's public one
       steps.push(Option.isSome(caller)
-        ? takeToken(limiter, request, facts.bucket, caller.value.keyId)
+        ? takeToken(limiter, facts.bucket, caller.value.keyId)
         : account !== undefined
-        ? takeToken(limiter, request, facts.bucket, `account:${account}`)
+        ? takeToken(limiter, facts.bucket, `account:${account}`)
         : takeAddressToken(limiter, request))
     }
     if (Option.isSome(caller) && facts.scopes.length > 0) steps.push(requireScope(caller.value.scopes, facts.scopes))

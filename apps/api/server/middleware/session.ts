@@ -74,7 +74,7 @@ export const layerDashboardSession = Layer.effect(DashboardSession, Effect.gen(f
         )
         if (isUnsafe(request.method)) {
           // a refused token still costs the account a request
-          yield* Effect.tapError(checkCsrf(request, signedIn.csrfToken), () => takeToken(limiter, request, "creates", `account:${signedIn.account.id}`))
+          yield* Effect.tapError(checkCsrf(request, signedIn.csrfToken), () => takeToken(limiter, "creates", `account:${signedIn.account.id}`))
         }
         return signedIn
       })
