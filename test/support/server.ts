@@ -11,8 +11,10 @@
  * core's services whose outputs replace them, e.g. a failing RateLimiter or a dying repo; it
  * may read the originals to wrap them), `logLevel`, `s3` (the bytes on an S3 bucket), and for
  * self-serve accounts `accounts` (OAuth providers, SMTP) and `accountSettings` (their numbers).
- * Mail goes to the dev outbox in `dataDir`.
+ * Mail goes to the dev outbox in `dataDir`. `httpServer` (or `HUSH_TEST_HTTP_SERVER=platform`)
+ * serves through the platform's `NodeHttpServer` instead of Hush's own (adapters/node-http).
  */
+import { NodeHttpServer } from "@effect/platform-node"
 import * as NodeHttp from "../../adapters/node-http/server.js"
 import { type Clock, Effect, HashMap, Layer, Logger, LogLevel, ManagedRuntime, Option } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -82,6 +84,21 @@ export interface TestServerOptions {
   readonly publicBaseUrl?: string
   /** TRUSTED_PROXIES, as its text (e.g. `127.0.0.1/32`): the tests' requests then come from the proxy it trusts. */
   readonly trustedProxies?: string
+  /**
+   * Which server answers: Hush's own (`hush`, adapters/node-http, what `npm start` runs) or the
+   * platform's `NodeHttpServer` (`platform`). Default: `HUSH_TEST_HTTP_SERVER`, else `hush`
+   * (`npm run test:platform-server` runs the API suite on the platform's).
+   */
+  readonly httpServer?: TestHttpServer
+}
+
+export type TestHttpServer = "hush" | "platform"
+
+/** `HUSH_TEST_HTTP_SERVER`: the server the tests' servers run on unless a test names one. */
+export const testHttpServer = (): TestHttpServer => {
+  const named = process.env.HUSH_TEST_HTTP_SERVER ?? "hush"
+  if (named !== "hush" && named !== "platform") throw new Error(`HUSH_TEST_HTTP_SERVER: '${named}' is neither hush nor platform`)
+  return named
 }
 
 /**
@@ -117,7 +134,11 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const core: Layer.Layer<CoreServices> = options.override === undefined
     ? root.core
     : Layer.provideMerge(options.override, root.core) as Layer.Layer<CoreServices>
-  const http = Layer.merge(root.api(layerApi, NodeHttp.layer(createServer, { port, host: "127.0.0.1" })), root.metricsPort)
+  const listen = { port, host: "127.0.0.1" }
+  const httpServer = (options.httpServer ?? testHttpServer()) === "platform"
+    ? NodeHttpServer.layer(createServer, listen)
+    : NodeHttp.layer(createServer, listen)
+  const http = Layer.merge(root.api(layerApi, httpServer), root.metricsPort)
   const server = options.worker === undefined || options.worker === false
     ? http
     : Layer.merge(http, root.worker({ ...options.workerOptions, provider: options.worker === true ? undefined : options.worker }))
