@@ -44,7 +44,8 @@ export const addAnswerHeaders = (headers: Record<string, string>): Effect.Effect
  * added when the edge answers, not into the answer's own headers, so code that sees the answer
  * before it is sent (a pre-response handler) asks here.
  */
-export const answerHeaderOf = (name: string): Effect.Effect<string | undefined> => withFacts((facts) => facts.answerHeaders[name])
+export const answerHeaderOf = (name: string): Effect.Effect<string | undefined> =>
+  Effect.withFiberRuntime((fiber) => Effect.succeed(fiber.getFiberRef(CurrentRequestFacts)?.answerHeaders[name]))
 
 /** Records the matched route and the caller, if any, for the request's metrics and log line (nothing outside the edge). */
 export const noteRequest = (
