@@ -123,10 +123,31 @@ const makeHandler = <E, R>(httpApp: HttpApp.Default<E, R>, middleware?: HttpMidd
     }
   })
 
-const make = (evaluate: () => Server, options: ListenOptions) =>
+type RequestListener = (request: IncomingMessage, response: ServerResponse) => void
+
+/** Requests held before the app is served; more are refused like late ones. */
+const MAX_WAITING = 1_000
+
+/** The refusal of a request that came while nothing serves: 503, retry in a second, the connection closed. */
+export const refuseUnavailable: RequestListener = (_request, response) => {
+  response.writeHead(503, { "retry-after": "1", connection: "close" }).end()
+}
+
+const make = (evaluate: () => Server, options: ListenOptions, refuse: RequestListener) =>
   Effect.gen(function*() {
+    // The platform's contract listens first (the address is known before the app is built),
+    // serves later, and stops serving before the server closes; Node never answers a request
+    // that finds no listener. So the server's one listener is here from the start: it holds
+    // what comes before the app is served and refuses what comes after it stopped.
+    let handler: RequestListener | undefined
+    let waiting: Array<[IncomingMessage, ServerResponse]> | undefined = []
+    const dispatch: RequestListener = (request, response) => {
+      if (handler !== undefined) handler(request, response)
+      else if (waiting !== undefined && waiting.length < MAX_WAITING) waiting.push([request, response])
+      else refuse(request, response)
+    }
     const server = yield* Effect.acquireRelease(
-      Effect.sync(evaluate),
+      Effect.sync(() => evaluate().on("request", dispatch)),
       (server) => Effect.async<void>((resume) => {
         if (!server.listening) return resume(Effect.void)
         server.close((error) => resume(error === undefined ? Effect.void : Effect.die(error)))
@@ -147,9 +168,12 @@ const make = (evaluate: () => Server, options: ListenOptions) =>
         : { _tag: "TcpAddress", hostname: address.address === "::" ? "0.0.0.0" : address.address, port: address.port },
       serve: (httpApp, middleware) =>
         Effect.gen(function*() {
-          const handler = yield* makeHandler(httpApp, middleware)
-          yield* Effect.addFinalizer(() => Effect.sync(() => server.off("request", handler)))
-          server.on("request", handler)
+          const serving = yield* makeHandler(httpApp, middleware)
+          yield* Effect.addFinalizer(() => Effect.sync(() => handler = undefined))
+          handler = serving
+          const early = waiting ?? []
+          waiting = undefined
+          for (const [request, response] of early) serving(request, response)
         })
     })
   })
@@ -157,10 +181,12 @@ const make = (evaluate: () => Server, options: ListenOptions) =>
 /**
  * The server and what the platform needs beside it (file system, path, ETags), as
  * `NodeHttpServer.layer`, with its way of adding the edge's headers (./answer-headers.ts).
+ * `refuse` answers a request that comes after serving stopped, or past 1,000 waiting before it
+ * started (default `refuseUnavailable`).
  */
-export const layer = (evaluate: () => Server, options: ListenOptions) =>
+export const layer = (evaluate: () => Server, options: ListenOptions, refuse: RequestListener = refuseUnavailable) =>
   Layer.mergeAll(
-    Layer.scoped(HttpServer.HttpServer, make(evaluate, options)),
+    Layer.scoped(HttpServer.HttpServer, make(evaluate, options, refuse)),
     NodeHttpServer.layerContext,
     Layer.succeed(AnswerHeaders, setHeadersAhead)
   )

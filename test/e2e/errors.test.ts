@@ -7,7 +7,7 @@
 import { request as httpRequest } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ERROR_CODES } from "../../core/errors.js"
-import { startTestServer, type TestServer } from "../support/server.js"
+import { startTestServer, testHttpServer, type TestServer } from "../support/server.js"
 import { call, createFile, denoise, expectProblem, readyFile, tone } from "./helpers.js"
 
 /** A raw HTTP request (fetch cannot send a body on every method, or choose chunked vs Content-Length freely). */
@@ -226,12 +226,15 @@ describe("errors", () => {
       await expectProblem(server, reply, 413, "request_too_large")
     })
 
-    it("is 413 for a chunked body over 1 MiB", async () => {
-      const reply = asReply(await rawRequest(server, {
+    it("is 413 for a chunked body over 1 MiB (the platform's server cuts the connection instead)", async () => {
+      const sent = rawRequest(server, {
         method: "POST", path: "/v1/audio/denoise", body: json(1024 * 1024 + 10), chunked: true,
         headers: { authorization: `Bearer ${account.liveKey}`, "content-type": "application/json" }
-      }))
-      await expectProblem(server, reply, 413, "request_too_large")
+      })
+      // Node-server-specific, pinned: past the cap the platform's NodeHttpServer destroys the
+      // request's socket (no answer can follow); Hush's server drops the rest and answers
+      if (testHttpServer() === "platform") return void await expect(sent).rejects.toThrow(/socket hang up|ECONNRESET|EPIPE/)
+      await expectProblem(server, asReply(await sent), 413, "request_too_large")
     })
 
     it("reads a body of exactly 1 MiB as usual", async () => {

@@ -105,6 +105,29 @@ describe("/metrics after a live flow", () => {
     expect(delta("hush_webhook_deliveries_total")).toBe(0)
   }, 120_000)
 
+  it("names requests outside the HttpApi by the router's own routes: pages, assets, storage, a checkout; `unmatched` for none", async () => {
+    const before = await scrape(`${server.baseUrl}/metrics`)
+    expect((await call(server, "GET", "/dashboard/keys")).status).toBe(200)
+    expect((await call(server, "GET", "/errors/request_too_large")).status).toBe(200)
+    expect((await call(server, "GET", "/fake-checkout/chk_nosuchcheckout")).status).toBeGreaterThanOrEqual(400)
+    expect((await call(server, "GET", "/storage/inputs/nothing-here?sig=x")).status).toBeGreaterThanOrEqual(400)
+    await expectProblem(server, await call(server, "GET", "/no/such/page-abc"), 404, "not_found")
+    // a path the router has for GET only: 405 with Allow from the same table
+    const wrongMethod = await call(server, "POST", "/dashboard/keys")
+    await expectProblem(server, wrongMethod, 405, "method_not_allowed")
+    expect(wrongMethod.headers.get("allow")).toBe("GET")
+    const after = await scrape(`${server.baseUrl}/metrics`)
+    const delta = (labels: Labels) => after.value("hush_http_requests_total", labels) - before.value("hush_http_requests_total", labels)
+    expect(delta({ route: "/dashboard/keys", method: "GET", status: "200" })).toBe(1)
+    expect(delta({ route: "/errors/request_too_large", method: "GET", status: "200" })).toBe(1)
+    expect(delta({ route: "/fake-checkout/:checkout_id", method: "GET" })).toBe(1)
+    expect(delta({ route: "/storage/*", method: "GET" })).toBe(1)
+    expect(delta({ route: "unmatched", method: "GET", status: "404" })).toBe(1)
+    expect(delta({ route: "/dashboard/keys", method: "POST", status: "405" })).toBe(1)
+    expect(after.text).not.toContain("page-abc")
+    expect(after.text).not.toContain("chk_nosuchcheckout")
+  })
+
   it("counts webhook deliveries by outcome: delivered to an endpoint that answers 200, retrying after a 500", async () => {
     const receiver = await startReceiver(() => 200)
     const failing = await startReceiver(() => 500)

@@ -6,11 +6,12 @@
 import { HttpServer } from "@effect/platform"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer } from "effect"
+import { createServer } from "node:http"
 import * as NodeHttp from "../../../adapters/node-http/server.js"
 import { layerRequireFfmpeg, stopOnConfigError } from "../../runtime/preflight.js"
 import { compose, loadDeployment } from "../../runtime/root.js"
 import { serviceAddresses, startMessage } from "./addresses.js"
-import { createGatedServer, refuseUnavailable } from "./gated-server.js"
+import { refuseWithProblem } from "./refusal.js"
 import { layerApi, errorsBaseUrlOf } from "./server.js"
 
 const program = Effect.gen(function*() {
@@ -22,8 +23,9 @@ const program = Effect.gen(function*() {
     return Effect.logInfo(startMessage(serviceAddresses(config.publicBaseUrl, port), port))
   })
   const httpServer = Layer.effectDiscard(announce).pipe(Layer.provideMerge(NodeHttp.layer(
-    () => createGatedServer(refuseUnavailable(errorsBaseUrlOf(config.publicBaseUrl))),
-    { port: config.port }
+    createServer,
+    { port: config.port },
+    refuseWithProblem(errorsBaseUrlOf(config.publicBaseUrl))
   )))
   // the built-in worker runs here unless HUSH_WORKER=off (e.g. when workers run apart, on PostgreSQL)
   // the ffmpeg check runs while the core builds; serving starts after both

@@ -1,12 +1,12 @@
 /** The HTTP app: the HttpApi, its handlers, the edge, storage and page routes. */
-import { HttpApiBuilder, HttpMiddleware } from "@effect/platform"
-import { Layer, Option } from "effect"
+import { HttpApiBuilder, HttpMiddleware, type HttpServerRequest } from "@effect/platform"
+import { Effect, Layer, Option } from "effect"
 import { layerBackground } from "./background.js"
 import { ServerInfo } from "./context.js"
 import { HushApi } from "../contract/definition.js"
 import { layerEdge, TrustedProxies } from "./edge/index.js"
 import type { Cidr } from "../../../core/rules/ip-address.js"
-import { routeOfRequest } from "./edge/observe.js"
+import { layerRoutes, Routes } from "./edge/routes.js"
 import { layerEdgeRules } from "./edge/rules.js"
 import { ErrorsBaseUrl, errorsBaseUrlOf } from "./edge/problem.js"
 import { AccountHandlers } from "./handlers/account.js"
@@ -75,6 +75,9 @@ export const layerApi = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
     Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl))),
     Layer.provide(Layer.succeed(TrustedProxies, options.trustedProxies ?? [])),
     // a request's span is named by its route template (`GET /v1/jobs/:job_id`), never its raw path
-    Layer.provide(Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => `${request.method} ${routeOfRequest(request)}`))
+    Layer.provide(Layer.effect(
+      HttpMiddleware.SpanNameGenerator,
+      Effect.map(Routes, (routes) => (request: HttpServerRequest.HttpServerRequest) => `${request.method} ${routes.routeOf(request)}`)
+    ).pipe(Layer.provide(layerRoutes)))
   )
 }

@@ -87,22 +87,6 @@ export const answersNoStore = (method: string, route: string, pathname: string):
   factsOfRoute(method, route)?.noStore ?? isNoStorePath(pathname)
 export const allEndpointFacts = (): ReadonlyArray<EndpointFacts> => facts().all
 
-/** `/v1/files/:file_id` matches `/v1/files/file_x` exactly: the same segments, a parameter non-empty. */
-export const pathMatches = (template: string, pathname: string) => {
-  const want = template.split("/")
-  const got = pathname.split("/")
-  if (want.length !== got.length) return false
-  for (let i = 0; i < want.length; i++) {
-    const segment = want[i]!
-    if (segment.startsWith(":") ? got[i] === "" : segment !== got[i]) return false
-  }
-  return true
-}
-
-/** The methods an exact path allows (for `405` and `Allow`); empty when no endpoint has that path. */
-export const methodsOfPath = (pathname: string): ReadonlyArray<string> =>
-  [...new Set(facts().all.filter((f) => pathMatches(f.path, pathname)).map((f) => f.method))]
-
 /** A request URL's path: what comes before its query string. */
 export const pathOf = (url: string) => {
   const query = url.indexOf("?")

@@ -20,8 +20,9 @@ import { type Cidr, clientAddressOf } from "../../../../core/rules/ip-address.js
 import { AnswerHeaders } from "../../../../adapters/node-http/answer-headers.js"
 import { STORAGE_PATH_PREFIX } from "../../../../adapters/local-storage/config.js"
 import { bufferBody, needsBuffering } from "./body.js"
-import { answersNoStore, methodsOfPath, pathOf } from "./facts.js"
-import { countProblem, recordAnswer, routeOfRequest } from "./observe.js"
+import { answersNoStore, pathOf } from "./facts.js"
+import { countProblem, recordAnswer } from "./observe.js"
+import { layerRoutes, ROUTER_CONFIG, Routes, type RouteTable } from "./routes.js"
 import { CurrentRequestFacts, type RequestFacts } from "./request-facts.js"
 import { Replay } from "./idempotency.js"
 import { invalidFromIssues } from "./invalid.js"
@@ -32,9 +33,7 @@ import { ErrorsBaseUrl, PROBLEM_CONTENT_TYPE, problemResponse } from "./problem.
  * Requests). A parameter may be as long as a request line can be (Node's 16 KiB header
  * limit): an overlong id is an unknown id (404), not an unknown route.
  */
-export const StrictRouting = HttpRouter.setRouterConfig({
-  ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, caseSensitive: true, maxParamLength: 16 * 1024
-})
+export const StrictRouting = HttpRouter.setRouterConfig(ROUTER_CONFIG)
 
 /**
  * No path of ours needs percent-encoding or `;`, and the router would decode the one
@@ -90,9 +89,11 @@ const UNAVAILABLE_DETAIL: Record<Dependency, string> = {
 const isProblem = (response: HttpServerResponse.HttpServerResponse) =>
   "contentType" in response.body && response.body.contentType === PROBLEM_CONTENT_TYPE
 
-type EdgeNeeds = ErrorsBaseUrl | IdGenerator | TrustedProxies
+type EdgeNeeds = ErrorsBaseUrl | IdGenerator | TrustedProxies | Routes
 
-const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: string, trusted: ReadonlyArray<Cidr>): HttpApp.Default =>
+const edge = (
+  app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: string, trusted: ReadonlyArray<Cidr>, routes: RouteTable
+): HttpApp.Default =>
   // one step of the runtime for what every request needs of its fiber (as the platform's own span middleware reads it)
   Effect.withFiberRuntime((fiber) => {
     const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
@@ -128,7 +129,7 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
         return Effect.succeed(problem(invalidFromIssues(squashed.issues, fromBody ? 422 : 400, fromBody ? "request body" : "request parameters")))
       }
       if ((squashed as { _tag?: unknown } | null)?._tag === "RouteNotFound") {
-        const allow = methodsOfPath(pathname)
+        const allow = routes.methodsOf(request.url)
         if (allow.length === 0) return Effect.succeed(problem(new NotFound({ detail: `no route for ${request.method} ${excerpt(pathname)}` })))
         headers["allow"] = allow.join(", ")
         return Effect.succeed(problem(new MethodNotAllowed({ detail: `${request.method} is not allowed on ${excerpt(pathname)}; allowed: ${allow.join(", ")}` })))
@@ -162,9 +163,10 @@ const edge = (app: HttpApp.Default, ids: IdGenerator["Type"], errorsBaseUrl: str
       // recorded once answered: the problem counters, the request's metrics and its log line
       Effect.flatMap((response) => {
         // session answers and secrets are never kept by a browser or a proxy, whatever the status
-        if (answersNoStore(request.method, facts.route ?? routeOfRequest(request), pathname)) headers["cache-control"] = "no-store"
+        const route = facts.route ?? routes.routeOf(request)
+        if (answersNoStore(request.method, route, pathname)) headers["cache-control"] = "no-store"
         const seconds = (performance.now() - started) / 1000
-        const recorded = recordAnswer({ requestId, request, status: response.status, seconds, facts })
+        const recorded = recordAnswer({ requestId, route, method: request.method, status: response.status, seconds, facts })
         return Effect.as(
           answeredProblem === undefined ? recorded : Effect.zipRight(countProblem(answeredProblem), recorded),
           withAnswerHeaders(request, response, headers)
@@ -192,8 +194,9 @@ export const layerEdge = Layer.merge(
       const ids = yield* IdGenerator
       const errorsBaseUrl = yield* ErrorsBaseUrl
       const trusted = yield* TrustedProxies
-      return (app: HttpApp.Default) => edge(app, ids, errorsBaseUrl, trusted)
+      const routes = yield* Routes
+      return (app: HttpApp.Default) => edge(app, ids, errorsBaseUrl, trusted, routes)
     }) as Effect.Effect<(app: HttpApp.Default) => HttpApp.Default, never, EdgeNeeds>
-  ),
+  ).pipe(Layer.provide(layerRoutes)),
   StrictRouting
 )
