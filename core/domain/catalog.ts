@@ -49,7 +49,7 @@ export const RNNOISE: ModelDefinition = {
 
 /**
  * GTCRN (Rong Xiaobin, ICASSP 2024; MIT): a 48k-parameter network, run on the same CPU workers
- * by the same pipeline as RNNoise. It takes about twice RNNoise's CPU time (docs/denoise-quality.md).
+ * by the same pipeline as RNNoise. Its CPU per audio second: 1–2× RNNoise's as measured so far (docs/performance.md).
  */
 export const GTCRN: ModelDefinition = {
   id: "xiaobin-rong/gtcrn",
