@@ -5,7 +5,7 @@
  */
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Fiber, TestClock } from "effect"
+import { Duration, Effect, Either, Fiber, Random, TestClock } from "effect"
 import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, beforeEach } from "vitest"
@@ -158,22 +158,22 @@ describe("retrying: which failures, how often, how long between", () => {
   it.effect("without Retry-After, waits between half and all of a step that doubles, capped at maxDelayMs", () =>
     Effect.gen(function*() {
       const busy = failing(failure(503))
-      const fiber = yield* Effect.fork(retrying(busy.attempt, { baseDelayMs: 1000, maxDelayMs: 3000, maxAttempts: 4 }))
+      // the jitter of each wait, in turn: the least (half the step), nearly the most (all of it),
+      // and one whose wait (3,500 ms) is over the cap
+      const jitters = Random.fixed([0, 0.999, 0.75])
+      const fiber = yield* Effect.fork(
+        retrying(busy.attempt, { baseDelayMs: 1000, maxDelayMs: 3000, maxAttempts: 4 }).pipe(Effect.withRandom(jitters))
+      )
+      const runsAfter = (millis: number) =>
+        TestClock.adjust(Duration.millis(millis)).pipe(Effect.zipRight(settle), Effect.map(() => busy.runs.count))
       yield* settle
       expect(busy.runs.count).toBe(1)
-      yield* TestClock.adjust("499 millis") // the first wait is in [500, 1000] ms
-      yield* settle
-      expect(busy.runs.count).toBe(1)
-      yield* TestClock.adjust("501 millis")
-      yield* settle
-      expect(busy.runs.count).toBe(2)
-      yield* TestClock.adjust("999 millis") // the second in [1000, 2000] ms
-      yield* settle
-      expect(busy.runs.count).toBe(2)
-      yield* TestClock.adjust("1001 millis")
-      yield* settle
-      expect(busy.runs.count).toBe(3)
-      yield* TestClock.adjust("3000 millis") // the third in [2000, 4000] ms, capped at 3000
+      expect(yield* runsAfter(499)).toBe(1) // the first wait: half of 1,000 ms
+      expect(yield* runsAfter(1)).toBe(2)
+      expect(yield* runsAfter(1998)).toBe(2) // the second: 1,999 of 2,000 ms
+      expect(yield* runsAfter(1)).toBe(3)
+      expect(yield* runsAfter(2999)).toBe(3) // the third: 3,500 of 4,000 ms, capped at 3,000
+      yield* TestClock.adjust("1 millis")
       expect(yield* Effect.flip(Fiber.join(fiber))).toMatchObject({ status: 503 })
       expect(busy.runs.count).toBe(4)
     }))
