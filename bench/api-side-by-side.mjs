@@ -126,13 +126,15 @@ export const sideBySide = async ({ sides, cli, work, perfLua, cases, rounds, sec
         const r = await wrk(sides[i].origin, spec, seconds)
         perSide[i][round] = { ...r, cpuMicros: (1e6 * (cpuSeconds(sides[i].pid) - before)) / Math.max(1, r.requests) }
       }
-      console.log(`${caseName} round ${round + 1}: ${sides.map((s, i) => `${s.name} ${perSide[i][round].okRate.toFixed(0)}/s`).join(", ")}`)
+      console.log(`${caseName} round ${round + 1}: ${sides.map((s, i) => `${s.name} ${perSide[i][round].okRate.toFixed(0)}/s ${perSide[i][round].cpuMicros.toFixed(0)} µs`).join(", ")}`)
     }
     results[caseName] = sides.map((side, i) => ({
       name: side.name,
       okRate: median(perSide[i].map((r) => r.okRate)),
       ratio: median(perSide[i].map((r, n) => r.okRate / perSide[0][n].okRate)),
       cpuMicros: median(perSide[i].map((r) => r.cpuMicros)),
+      // paired as the rates are: CPU a request over the baseline's in the same round
+      cpuRatio: median(perSide[i].map((r, n) => r.cpuMicros / perSide[0][n].cpuMicros)),
       r429: Math.max(...perSide[i].map((r) => r.r429)),
       other: Math.max(...perSide[i].map((r) => r.other))
     }))
@@ -143,11 +145,12 @@ export const sideBySide = async ({ sides, cli, work, perfLua, cases, rounds, sec
 export const printSideBySide = (results) => {
   const names = Object.values(results)[0].map((s) => s.name)
   console.log(`\nside by side (servers at once, alternating rounds; median of each round's ratio to ${names[0]}):`)
-  console.log("(CPU µs/request: the server process's CPU time over the requests wrk sent it, median of the rounds)")
-  console.log(`| case | ${names.map((n, i) => (i === 0 ? `${n} ok/s | ${n} CPU µs/req` : `${n} ok/s | ${n} CPU µs/req | ${n} ÷ ${names[0]}`)).join(" | ")} |`)
-  console.log(`|---|${names.map((_, i) => (i === 0 ? "---|---|" : "---|---|---|")).join("")}`)
+  console.log("(CPU µs/request: the server process's CPU time over the requests wrk sent it, median of the rounds; CPU ÷: the median of")
+  console.log("each round's CPU a request over the first side's, which a neighbour's load moves less than the rates)")
+  console.log(`| case | ${names.map((n, i) => (i === 0 ? `${n} ok/s | ${n} CPU µs/req` : `${n} ok/s | ${n} CPU µs/req | ${n} ÷ ${names[0]} | CPU ÷`)).join(" | ")} |`)
+  console.log(`|---|${names.map((_, i) => (i === 0 ? "---|---|" : "---|---|---|---|")).join("")}`)
   for (const [caseName, sides] of Object.entries(results)) {
-    const cells = sides.map((s, i) => `${s.okRate.toFixed(0)} | ${s.cpuMicros.toFixed(0)}${i === 0 ? "" : ` | ${s.ratio.toFixed(2)}`}`)
+    const cells = sides.map((s, i) => `${s.okRate.toFixed(0)} | ${s.cpuMicros.toFixed(0)}${i === 0 ? "" : ` | ${s.ratio.toFixed(2)} | ${s.cpuRatio.toFixed(2)}`}`)
     console.log(`| ${caseName} | ${cells.join(" | ")} |`)
     for (const s of sides) {
       if (s.r429 > 0.01 || s.other > 0) console.log(`# ${caseName}, ${s.name}: up to ${(100 * s.r429).toFixed(1)}% 429 and ${(100 * s.other).toFixed(1)}% other errors in a round`)

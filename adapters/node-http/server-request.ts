@@ -3,9 +3,9 @@
  * (./server.ts). The platform-node server's own class is internal to it; this one has the same
  * behaviour (the Node message's headers as they are, cookies parsed once, bodies read under the
  * context's `MaxBodySize`, multipart through NodeMultipart), without WebSocket upgrades, which
- * Hush has no use for. One difference: a body over `MaxBodySize` read with `arrayBuffer` stops
- * being kept and the rest is read and dropped, so the connection stays usable for the answer
- * (a 413); the platform's server destroys the socket instead.
+ * Hush has no use for. One difference: a body over `MaxBodySize` (read as text, JSON, a form or
+ * bytes) stops being kept and the rest is read and dropped, so the connection stays usable for
+ * the answer (a 413); the platform's server destroys the socket instead.
  */
 import {
   Cookies, type Headers, HttpIncomingMessage, type HttpMethod, HttpServerError, HttpServerRequest, UrlParams
@@ -20,6 +20,8 @@ import type { IncomingMessage, ServerResponse } from "node:http"
  * other failed read the same way on either server (apps/api/server/edge/body.ts).
  */
 const overMaxBodySize = () => new Error("maxBytes exceeded")
+
+const utf8 = new TextDecoder()
 
 /** Reads at most `maxBytes` of a Node message; past that, stops keeping it and lets Node discard the rest. */
 const readCapped = <E>(source: IncomingMessage, maxBytes: number | undefined, onError: (cause: unknown) => E) =>
@@ -98,9 +100,7 @@ export class NodeServerRequest extends Inspectable.Class implements HttpServerRe
   private textRead: Effect.Effect<string, HttpServerError.RequestError> | undefined
   /** Read once, whoever asks first; the body is a stream that can be read only once. */
   get text(): Effect.Effect<string, HttpServerError.RequestError> {
-    return this.textRead ??= Effect.runSync(Effect.cached(Effect.flatMap(HttpIncomingMessage.MaxBodySize, (maxBodySize) =>
-      NodeStream.toString(() => this.source, { onFailure: this.onError, maxBytes: Option.getOrUndefined(maxBodySize) })
-    )))
+    return this.textRead ??= Effect.runSync(Effect.cached(Effect.map(this.bytes, (bytes) => utf8.decode(bytes))))
   }
   get json(): Effect.Effect<unknown, HttpServerError.RequestError> {
     return Effect.tryMap(this.text, { try: (text) => text === "" ? null : JSON.parse(text) as unknown, catch: this.onError })
@@ -109,11 +109,12 @@ export class NodeServerRequest extends Inspectable.Class implements HttpServerRe
     return Effect.flatMap(this.text, (text) => Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(text)), catch: this.onError }))
   }
   get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpServerError.RequestError> {
+    return Effect.map(this.bytes, (bytes) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer)
+  }
+  /** The body under the context's `MaxBodySize`, for `text` and `arrayBuffer` alike. */
+  private get bytes(): Effect.Effect<Uint8Array, HttpServerError.RequestError> {
     return Effect.flatMap(HttpIncomingMessage.MaxBodySize, (maxBodySize) =>
-      Effect.map(
-        readCapped(this.source, Option.match(maxBodySize, { onNone: () => undefined, onSome: Number }), this.onError),
-        (bytes) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
-      ))
+      readCapped(this.source, Option.match(maxBodySize, { onNone: () => undefined, onSome: Number }), this.onError))
   }
   get stream(): Stream.Stream<Uint8Array, HttpServerError.RequestError> {
     return NodeStream.fromReadable(() => this.source, this.onError)

@@ -11,7 +11,7 @@ import { fakeEvent, type FakeEventKind } from "../../adapters/fake-payments/inde
 import { parseArgs, runAdminCommand, UsageError } from "../../apps/cli/commands.js"
 import { findCheckout } from "../../core/services/payments.js"
 import { claimNext, succeedJob } from "../../core/services/worker.js"
-import { startTestServer, type TestServer } from "../support/server.js"
+import { startTestServer, testHttpServer, type TestServer } from "../support/server.js"
 import { type Browser, signUp, verifiedUser } from "./browser.js"
 import { call, credits, denoise, expectProblem, readyFile } from "./helpers.js"
 
@@ -152,6 +152,23 @@ describe("payments (fake provider)", () => {
     const twice = await fetch(started.json.url, { method: "POST", body: new URLSearchParams({ action: "pay" }), redirect: "manual" })
     expect(twice.status).toBe(303)
     expect(await ledger(browser)).toHaveLength(1)
+  })
+
+  it("a form over 1 MiB on the fake's page: 413 request_too_large, unread, and nothing is paid", async () => {
+    const { browser } = await verifiedUser(server)
+    const started = await checkout(browser)
+    const sent = fetch(started.json.url, {
+      method: "POST", body: new URLSearchParams({ action: "pay", pad: "x".repeat(1024 * 1024) }), redirect: "manual"
+    })
+    // the platform's server ends the connection of a body over its cap (docs/architecture.md)
+    if (testHttpServer() === "platform") await sent.catch(() => undefined)
+    else {
+      const refused = await sent
+      expect(refused.status).toBe(413)
+      expect(((await refused.json()) as { code: string }).code).toBe("request_too_large")
+    }
+    expect((await checkoutRecord(started.json.checkout_id)).status).toBe("open")
+    expect(await ledger(browser)).toHaveLength(0)
   })
 
   it("cancel on the fake's page: 303 ?checkout=canceled, no credit; a bad action is 400", async () => {

@@ -6,7 +6,7 @@
  * path Stripe uses, then answers `303` to `/dashboard/credits?checkout=paid` (or `canceled`).
  * Absent (404) when Stripe takes the payments.
  */
-import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
+import { HttpApiBuilder, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { FakePayments } from "../../../adapters/fake-payments/service.js"
 import { AccountSettingsConfig } from "../../../core/domain/account-settings.js"
@@ -15,6 +15,7 @@ import { InvalidRequest, NotFound, ProviderError, ServiceUnavailable } from "../
 import { formatMicros } from "../../../core/money.js"
 import type { CheckoutRepo } from "../../../core/ports/payments.js"
 import { findCheckout } from "../../../core/services/payments.js"
+import { exceedsMaxBodySize, MAX_BODY_BYTES, tooLarge } from "./edge/body.js"
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
@@ -61,7 +62,11 @@ const submit = Effect.gen(function*() {
   if (Option.isNone(found)) return yield* notFound()
   const { checkout, fake } = found.value
   const request = yield* HttpServerRequest.HttpServerRequest
-  const form = yield* Effect.orElseSucceed(request.urlParamsBody, () => UrlParams.empty)
+  // under the API's cap on any server (the platform's own allows 10 MB); an unreadable form has no action
+  const form = yield* request.urlParamsBody.pipe(
+    HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
+    Effect.catchAll((error) => exceedsMaxBodySize(error) ? Effect.fail(tooLarge()) : Effect.succeed(UrlParams.empty))
+  )
   const action = Option.getOrUndefined(UrlParams.getFirst(form, "action"))
   if (action !== "pay" && action !== "cancel") {
     return yield* new InvalidRequest({ status: 400, field: "action", detail: "the form field action must be pay or cancel" })

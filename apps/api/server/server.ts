@@ -4,6 +4,7 @@ import { Effect, Layer, Option } from "effect"
 import { layerBackground } from "./background.js"
 import { ServerInfo } from "./context.js"
 import { HushApi } from "../contract/definition.js"
+import { layerBodyCap } from "./edge/body.js"
 import { layerEdge, TrustedProxies } from "./edge/index.js"
 import type { Cidr } from "../../../core/rules/ip-address.js"
 import { layerRoutes, Routes } from "./edge/routes.js"
@@ -73,6 +74,8 @@ export const layerApi = <E, R>(options: ApiOptions, storageRoutes: Layer.Layer<n
     )),
     Layer.provide(api),
     Layer.provide(Layer.succeed(ErrorsBaseUrl, errorsBaseUrlOf(options.publicBaseUrl))),
+    // in the context every request is served from (edge/body.ts)
+    Layer.provide(layerBodyCap),
     Layer.provide(Layer.succeed(TrustedProxies, options.trustedProxies ?? [])),
     // a request's span is named by its route template (`GET /v1/jobs/:job_id`), never its raw path
     Layer.provide(Layer.effect(

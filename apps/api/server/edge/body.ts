@@ -6,15 +6,24 @@
  * deep and 10,000 values: edge/json-shape.ts) (400), an object where the endpoint
  * takes one (400). Field-level validation is HttpApi's, answered 422.
  */
-import { HttpIncomingMessage, type HttpServerError, type HttpServerRequest } from "@effect/platform"
-import { Effect, Either, Option, Stream } from "effect"
+import { FileSystem, HttpIncomingMessage, type HttpServerError, type HttpServerRequest } from "@effect/platform"
+import { Effect, Either, Layer, Option, Stream } from "effect"
 import { excerpt, InvalidRequest, RequestTooLarge, UnsupportedMediaType } from "../../../../core/errors.js"
 import type { EndpointFacts } from "./facts.js"
 import { jsonShapeProblem } from "./json-shape.js"
 
 export const MAX_BODY_BYTES = 1024 * 1024
+const MAX_BODY_SIZE = FileSystem.Size(MAX_BODY_BYTES)
 
-const tooLarge = () => new RequestTooLarge({ detail: `the request body is over ${MAX_BODY_BYTES} bytes (1 MiB)` })
+/**
+ * The cap as every request's `MaxBodySize`, provided once where the app is served: a body read
+ * anywhere (the edge's, a page's form) stops at 1 MiB, and the edge's read needs no
+ * `withMaxBodySize` of its own, a copy of the request's whole context each time. A server that
+ * provides its own, larger one (the platform's `NodeHttpServer`: 10 MB) gets the edge's per read.
+ */
+export const layerBodyCap = Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(MAX_BODY_SIZE))
+
+export const tooLarge = () => new RequestTooLarge({ detail: `the request body is over ${MAX_BODY_BYTES} bytes (1 MiB)` })
 
 const hasBody = (request: HttpServerRequest.HttpServerRequest) => {
   const length = request.headers["content-length"]
@@ -57,7 +66,7 @@ const parseJson = (text: string): Either.Either<unknown, InvalidRequest> => {
  * `maxBytes exceeded`, and adapters/node-http's the same), any other failure is a body that
  * could not be read.
  */
-const exceedsMaxBodySize = (error: HttpServerError.RequestError) =>
+export const exceedsMaxBodySize = (error: HttpServerError.RequestError) =>
   error.cause instanceof Error && error.cause.message === "maxBytes exceeded"
 
 /**
@@ -66,8 +75,11 @@ const exceedsMaxBodySize = (error: HttpServerError.RequestError) =>
  * `NodeHttpServer` destroys the socket (docs/architecture.md, "Node-server-specific").
  */
 const readUnderCap = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<Uint8Array, RequestTooLarge | InvalidRequest> =>
-  request.arrayBuffer.pipe(
-    HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
+  Effect.flatMap(HttpIncomingMessage.MaxBodySize, (ambient) =>
+    Option.isSome(ambient) && ambient.value <= MAX_BODY_SIZE
+      ? request.arrayBuffer
+      : HttpIncomingMessage.withMaxBodySize(request.arrayBuffer, Option.some(MAX_BODY_BYTES))
+  ).pipe(
     Effect.mapBoth({
       onFailure: (error) => exceedsMaxBodySize(error)
         ? tooLarge()
@@ -91,7 +103,8 @@ export const bufferBody = (request: HttpServerRequest.HttpServerRequest) => {
     return Object.create(request, {
       text: { value: Effect.succeed(text) },
       json: { value: json },
-      arrayBuffer: { value: Effect.succeed(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) },
+      // a copy only for whoever asks (nothing on the API's own paths does)
+      arrayBuffer: { value: Effect.sync(() => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) },
       stream: { value: Stream.succeed(bytes) }
     }) as HttpServerRequest.HttpServerRequest
   })
