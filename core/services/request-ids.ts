@@ -13,9 +13,11 @@ import { Data, Effect } from "effect"
 import type { Actor } from "../domain/caller.js"
 import { DeploymentSecrets } from "../domain/deployment.js"
 
+const utf8 = new TextEncoder()
+
 export const idOfIdempotencyKey = (kind: "job" | "file", caller: Pick<Actor, "accountId" | "mode">, idempotencyKey: string) =>
   Effect.map(DeploymentSecrets, (secrets) =>
-    `${kind}_${encodeBase32LowerCaseNoPadding(hmac(SHA256, secrets.cursorKey, new TextEncoder().encode(
+    `${kind}_${encodeBase32LowerCaseNoPadding(hmac(SHA256, secrets.cursorKey, utf8.encode(
       `hush ${kind} id v1\n${caller.accountId}\n${caller.mode}\n${idempotencyKey}`
     )).subarray(0, 15))}`)
 

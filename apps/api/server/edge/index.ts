@@ -179,11 +179,14 @@ const edge = (
     // With tracing off the tracer is already disabled for the whole process: nothing to set
     // (a set copies the fiber's refs and is a step of its own)
     const tracerOff = untraced(request) && fiber.getFiberRef(FiberRef.currentTracerEnabled)
-    // the request's facts (and the tracer's switch) in one step (edge/request-facts.ts)
-    const start = Effect.updateFiberRefs((fiberId, refs) => {
-      const withFacts = FiberRefs.updateAs(refs, { fiberId, fiberRef: CurrentRequestFacts, value: facts })
-      return tracerOff ? FiberRefs.updateAs(withFacts, { fiberId, fiberRef: FiberRef.currentTracerEnabled, value: false }) : withFacts
-    })
+    // the request's facts (and the tracer's switch) in one step (edge/request-facts.ts); a set
+    // alone copies the fiber's refs once, where updateFiberRefs reads them out first (a second copy)
+    const start = tracerOff
+      ? Effect.updateFiberRefs((fiberId, refs) =>
+        FiberRefs.updateAs(FiberRefs.updateAs(refs, { fiberId, fiberRef: CurrentRequestFacts, value: facts }), {
+          fiberId, fiberRef: FiberRef.currentTracerEnabled, value: false
+        }))
+      : FiberRef.set(CurrentRequestFacts, facts)
     return Effect.zipRight(start, answer)
   })
 
