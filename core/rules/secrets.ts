@@ -9,7 +9,10 @@ import { constantTimeEqual } from "@oslojs/crypto/subtle"
 import { encodeBase64urlNoPadding, encodeHexLowerCase } from "@oslojs/encoding"
 
 const SECRET_PATTERN = /^[a-z2-7]{52}$/
-const utf8 = (text: string) => new TextEncoder().encode(text)
+const encoder = new TextEncoder()
+
+/** The text's UTF-8 bytes: what every hash and MAC of the core reads. */
+export const utf8 = (text: string): Uint8Array => encoder.encode(text)
 
 export const isWellFormedSecret = (value: string): boolean => SECRET_PATTERN.test(value)
 

@@ -16,6 +16,7 @@ import { WEBHOOK_EVENT_TYPES } from "../domain/enums.js"
 import { WebhookAttemptRecord, WebhookDeliveryRecord, WebhookEndpointRecord } from "../domain/records.js"
 import { excerpt, InvalidRequest } from "../errors.js"
 import { DAY, HOUR, MINUTE, SECOND } from "../time.js"
+import { utf8 } from "./secrets.js"
 
 /** An account has at most this many endpoints per mode. */
 export const MAX_WEBHOOK_ENDPOINTS = 16
@@ -90,7 +91,7 @@ export const checkEventTypes = (requested: ReadonlyArray<string>): Either.Either
  * secrets (256 random bits as base32 text): its SHA-256 keeps all of the randomness.
  */
 export const webhookSecretFrom = (randomSecret: string): string =>
-  `whsec_${encodeBase64(sha256(new TextEncoder().encode(randomSecret)))}`
+  `whsec_${encodeBase64(sha256(utf8(randomSecret)))}`
 
 /** The three Standard Webhooks headers of one attempt: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`. */
 export const signedHeaders = (secret: string, messageId: string, atMillis: number, body: string) => ({

@@ -9,20 +9,19 @@ import { decodeBase64urlIgnorePadding, encodeBase64urlNoPadding } from "@oslojs/
 import { Effect } from "effect"
 import { DeploymentSecrets } from "../domain/deployment.js"
 import { InvalidRequest } from "../errors.js"
+import { utf8 } from "../rules/secrets.js"
 
 export interface CursorPosition {
   readonly createdAt: number
   readonly id: string
 }
 
-const bytes = (text: string) => new TextEncoder().encode(text)
-
-const mac = (key: Uint8Array, scope: string, payload: string) => hmac(SHA256, key, bytes(`${scope}\n${payload}`))
+const mac = (key: Uint8Array, scope: string, payload: string) => hmac(SHA256, key, utf8(`${scope}\n${payload}`))
 
 /** Any JSON position, signed for the scope. */
 const encodeSigned = (scope: string, position: unknown) =>
   Effect.map(DeploymentSecrets, ({ cursorKey }) => {
-    const payload = encodeBase64urlNoPadding(bytes(JSON.stringify(position)))
+    const payload = encodeBase64urlNoPadding(utf8(JSON.stringify(position)))
     return `${payload}.${encodeBase64urlNoPadding(mac(cursorKey, scope, payload))}`
   })
 

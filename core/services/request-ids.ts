@@ -12,12 +12,11 @@ import { encodeBase32LowerCaseNoPadding } from "@oslojs/encoding"
 import { Data, Effect } from "effect"
 import type { Actor } from "../domain/caller.js"
 import { DeploymentSecrets } from "../domain/deployment.js"
-
-const utf8 = new TextEncoder()
+import { utf8 } from "../rules/secrets.js"
 
 export const idOfIdempotencyKey = (kind: "job" | "file", caller: Pick<Actor, "accountId" | "mode">, idempotencyKey: string) =>
   Effect.map(DeploymentSecrets, (secrets) =>
-    `${kind}_${encodeBase32LowerCaseNoPadding(hmac(SHA256, secrets.cursorKey, utf8.encode(
+    `${kind}_${encodeBase32LowerCaseNoPadding(hmac(SHA256, secrets.cursorKey, utf8(
       `hush ${kind} id v1\n${caller.accountId}\n${caller.mode}\n${idempotencyKey}`
     )).subarray(0, 15))}`)
 
