@@ -6,7 +6,7 @@
  * path Stripe uses, then answers `303` to `/dashboard/credits?checkout=paid` (or `canceled`).
  * Absent (404) when Stripe takes the payments.
  */
-import { HttpApiBuilder, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
+import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { FakePayments } from "../../../adapters/fake-payments/service.js"
 import { AccountSettingsConfig } from "../../../core/domain/account-settings.js"
@@ -15,7 +15,7 @@ import { InvalidRequest, NotFound, ProviderError, ServiceUnavailable } from "../
 import { formatMicros } from "../../../core/money.js"
 import type { CheckoutRepo } from "../../../core/ports/payments.js"
 import { findCheckout } from "../../../core/services/payments.js"
-import { exceedsMaxBodySize, MAX_BODY_BYTES, tooLarge } from "./edge/body.js"
+import { exceedsMaxBodySize, tooLarge, underBodyCap } from "./edge/body.js"
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
@@ -63,8 +63,7 @@ const submit = Effect.gen(function*() {
   const { checkout, fake } = found.value
   const request = yield* HttpServerRequest.HttpServerRequest
   // under the API's cap on any server (the platform's own allows 10 MB); an unreadable form has no action
-  const form = yield* request.urlParamsBody.pipe(
-    HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
+  const form = yield* underBodyCap(request.urlParamsBody).pipe(
     Effect.catchAll((error) => exceedsMaxBodySize(error) ? Effect.fail(tooLarge()) : Effect.succeed(UrlParams.empty))
   )
   const action = Option.getOrUndefined(UrlParams.getFirst(form, "action"))

@@ -23,6 +23,14 @@ const MAX_BODY_SIZE = FileSystem.Size(MAX_BODY_BYTES)
  */
 export const layerBodyCap = Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(MAX_BODY_SIZE))
 
+/**
+ * A body read under the 1 MiB cap: as it is where every request already has it (layerBodyCap),
+ * under `withMaxBodySize` on a server with a larger one of its own.
+ */
+export const underBodyCap = <A, E, R>(read: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(HttpIncomingMessage.MaxBodySize, (ambient) =>
+    Option.isSome(ambient) && ambient.value <= MAX_BODY_SIZE ? read : HttpIncomingMessage.withMaxBodySize(read, Option.some(MAX_BODY_BYTES)))
+
 export const tooLarge = () => new RequestTooLarge({ detail: `the request body is over ${MAX_BODY_BYTES} bytes (1 MiB)` })
 
 const hasBody = (request: HttpServerRequest.HttpServerRequest) => {
@@ -75,11 +83,7 @@ export const exceedsMaxBodySize = (error: HttpServerError.RequestError) =>
  * `NodeHttpServer` destroys the socket (docs/architecture.md, "Node-server-specific").
  */
 const readUnderCap = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<Uint8Array, RequestTooLarge | InvalidRequest> =>
-  Effect.flatMap(HttpIncomingMessage.MaxBodySize, (ambient) =>
-    Option.isSome(ambient) && ambient.value <= MAX_BODY_SIZE
-      ? request.arrayBuffer
-      : HttpIncomingMessage.withMaxBodySize(request.arrayBuffer, Option.some(MAX_BODY_BYTES))
-  ).pipe(
+  underBodyCap(request.arrayBuffer).pipe(
     Effect.mapBoth({
       onFailure: (error) => exceedsMaxBodySize(error)
         ? tooLarge()
