@@ -13,6 +13,9 @@
  *    under 5 MiB 400 EntityTooSmall, an unknown upload 404 NoSuchUpload.
  * Requests still pass s3rver's signature check first (the additions sit behind it).
  *
+ * DeleteObject no longer removes the key's folders: s3rver's cleanup could delete an object
+ * written under the same prefix at the same moment (see installS3Fidelity).
+ *
  * It also fixes one bug of s3rver's SigV4 check: it encodes the canonical query string with
  * `encodeURIComponent`, which leaves `!'()*` as they are where SigV4 (and the SDK) percent-encode
  * them, so a presigned GET whose `response-content-disposition` has `filename*=UTF-8''…` was
@@ -59,6 +62,7 @@ interface KoaContext {
 type Middleware = (ctx: KoaContext, next: () => Promise<unknown>) => Promise<unknown>
 interface FilesystemStore {
   getResourcePath(bucket: string, key: string | undefined, resource: string): string
+  deleteObject(bucket: string, key: string): Promise<void>
   putObjectMultipart(
     bucket: string,
     uploadId: string,
@@ -190,6 +194,17 @@ export const installS3Fidelity = (): void => {
       }
     }
     return assemble.call(this, bucket, uploadId, parts)
+  }
+
+  // DeleteObject: s3rver then removes the key's folders when a readdir finds them empty, with a
+  // later recursive rm, which also takes any object written under that prefix in between: a PUT
+  // answered 200 was then a 404 (the chaos run lost an upload so). S3 has no folders: keep them.
+  FilesystemStoreClass.prototype.deleteObject = async function(this: FilesystemStore, bucket, key) {
+    await Promise.all(["object", "object.md5", "metadata.json"].map((resource) =>
+      Fs.unlink(this.getResourcePath(bucket, key, resource)).catch((e: NodeJS.ErrnoException) => {
+        if (e.code !== "ENOENT") throw e
+      })
+    ))
   }
 
   // AbortMultipartUpload: s3rver's own DELETE route answers 405 for `?uploadId`; this route is
