@@ -4,7 +4,7 @@
 import { DeleteObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type RunningS3rver, startS3rver } from "./s3rver.js"
+import { type RunningS3rver, S3RVER_CREDENTIALS, startS3rver } from "./s3rver.js"
 
 describe("s3rver as the suites run it", () => {
   let scope: Scope.CloseableScope
@@ -13,7 +13,7 @@ describe("s3rver as the suites run it", () => {
   beforeAll(async () => {
     scope = Effect.runSync(Scope.make())
     s3 = await Effect.runPromise(Scope.extend(startS3rver(), scope))
-    client = new S3Client({ ...s3.options })
+    client = new S3Client({ endpoint: s3.endpoint, region: "us-east-1", forcePathStyle: true, credentials: S3RVER_CREDENTIALS })
   })
   afterAll(async () => {
     client.destroy()
