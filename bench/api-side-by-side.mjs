@@ -26,6 +26,16 @@ const cpuSeconds = (pid) => {
   }
 }
 
+/** Read- and write-type system calls a process has made so far, from /proc (Linux); NaN elsewhere. */
+const syscalls = (pid) => {
+  try {
+    const io = Object.fromEntries(readFileSync(`/proc/${pid}/io`, "utf8").trim().split("\n").map((l) => l.split(": ")))
+    return { reads: Number(io.syscr), writes: Number(io.syscw) }
+  } catch {
+    return { reads: NaN, writes: NaN }
+  }
+}
+
 /** A JS value as a Lua literal (perf.lua's spec file); strings are printable ASCII. */
 const lua = (v) =>
   typeof v === "string" ? JSON.stringify(v)
@@ -123,10 +133,22 @@ export const sideBySide = async ({ sides, cli, work, perfLua, cases, rounds, sec
       const order = sides.map((_, i) => (i + round) % sides.length)
       for (const i of order) {
         const before = cpuSeconds(sides[i].pid)
+        const callsBefore = syscalls(sides[i].pid)
         const r = await wrk(sides[i].origin, spec, seconds)
-        perSide[i][round] = { ...r, cpuMicros: (1e6 * (cpuSeconds(sides[i].pid) - before)) / Math.max(1, r.requests) }
+        const calls = syscalls(sides[i].pid)
+        const perRequest = (n) => n / Math.max(1, r.requests)
+        perSide[i][round] = {
+          ...r,
+          cpuMicros: (1e6 * (cpuSeconds(sides[i].pid) - before)) / Math.max(1, r.requests),
+          readsPerRequest: perRequest(calls.reads - callsBefore.reads),
+          writesPerRequest: perRequest(calls.writes - callsBefore.writes)
+        }
       }
-      console.log(`${caseName} round ${round + 1}: ${sides.map((s, i) => `${s.name} ${perSide[i][round].okRate.toFixed(0)}/s ${perSide[i][round].cpuMicros.toFixed(0)} µs`).join(", ")}`)
+      // system calls a request (read- and write-type): more round trips to the database show here
+      console.log(`${caseName} round ${round + 1}: ${sides.map((s, i) => {
+        const r = perSide[i][round]
+        return `${s.name} ${r.okRate.toFixed(0)}/s ${r.cpuMicros.toFixed(0)} µs ${r.readsPerRequest.toFixed(1)}r/${r.writesPerRequest.toFixed(1)}w`
+      }).join(", ")}`)
     }
     results[caseName] = sides.map((side, i) => ({
       name: side.name,

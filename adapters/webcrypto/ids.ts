@@ -4,7 +4,7 @@
  */
 import { Layer } from "effect"
 import { IdGenerator } from "../../core/ports/ids.js"
-import { encodeBase32LowerCaseNoPadding } from "./base32.js"
+import { encodeBase32LowerCaseNoPadding } from "../../core/rules/base32.js"
 
 /**
  * Random bytes drawn from a pool filled 4 KiB at a time: one `getRandomValues` call per ~270

@@ -18,6 +18,7 @@ import { layerEmbeddedPostgres } from "../../adapters/embedded-postgres/index.js
 import { layerPostgresFromUrl, PostgresKeyCacheListen } from "../../adapters/postgres/index.js"
 import { layerMemoryRateLimiter } from "../../adapters/memory/rate-limiter.js"
 import { layerRandomIds } from "../../adapters/webcrypto/ids.js"
+import { layerNodeDigests } from "../../adapters/node-crypto/digests.js"
 import { layerWebhookSender } from "../../adapters/webhook-http/sender.js"
 import { DEFAULT_MODEL_DEFINITIONS, makeCatalog, ModelCatalog } from "../../core/domain/catalog.js"
 import { DeploymentSecrets, TestSample } from "../../core/domain/deployment.js"
@@ -252,6 +253,7 @@ export const layerCore = (
     layerPayments(config, keys),
     layerPersistence(config, options),
     layerRandomIds,
+    layerNodeDigests,
     // defaults, then the environment's (config.limits), then the caller's
     Layer.succeed(LimitsConfig, { ...DEFAULT_LIMITS, ...config.limits, ...options.limits }),
     Layer.succeed(ModelCatalog, makeCatalog(DEFAULT_MODEL_DEFINITIONS, options.runners)),

@@ -5,7 +5,7 @@
 import { Either } from "effect"
 import { ALL_SCOPES, type Mode, type Scope } from "../domain/enums.js"
 import { InsufficientScope } from "../errors.js"
-import { sha256Hex } from "./secrets.js"
+import { type DigestFunctions, sha256Hex } from "./secrets.js"
 
 export const KEY_PREFIX = "hush"
 const SECRET_PATTERN = /^[a-z2-7]{52}$/
@@ -19,7 +19,7 @@ export const parseKey = (key: string): { readonly mode: Mode; readonly secret: s
   return { mode: match[1] as Mode, secret: match[2]! }
 }
 
-export const hashKey = (key: string): string => sha256Hex(key)
+export const hashKey = (key: string, digests?: DigestFunctions): string => sha256Hex(key, digests)
 
 export const keyDisplay = (mode: Mode, secret: string) => ({
   prefixDisplay: `${KEY_PREFIX}_${mode}_${secret.slice(0, 4)}`,

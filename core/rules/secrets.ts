@@ -8,6 +8,21 @@ import { sha256, SHA256 } from "@oslojs/crypto/sha2"
 import { constantTimeEqual } from "@oslojs/crypto/subtle"
 import { encodeBase64urlNoPadding, encodeHexLowerCase } from "@oslojs/encoding"
 
+/**
+ * SHA-256 and HMAC-SHA256 as every hash and MAC of the core computes them. The services take
+ * the runtime's (the `Digests` port: native where the runtime has them); these portable ones
+ * are the default, and what a pure caller without a context (a test, a script) gets.
+ */
+export interface DigestFunctions {
+  readonly sha256: (data: Uint8Array) => Uint8Array
+  readonly hmacSha256: (key: Uint8Array, data: Uint8Array) => Uint8Array
+}
+
+export const portableDigests: DigestFunctions = {
+  sha256,
+  hmacSha256: (key, data) => hmac(SHA256, key, data)
+}
+
 const SECRET_PATTERN = /^[a-z2-7]{52}$/
 const encoder = new TextEncoder()
 
@@ -17,10 +32,11 @@ export const utf8 = (text: string): Uint8Array => encoder.encode(text)
 export const isWellFormedSecret = (value: string): boolean => SECRET_PATTERN.test(value)
 
 /** Lowercase hex SHA-256 of the text: how every secret is kept at rest. */
-export const sha256Hex = (text: string): string => encodeHexLowerCase(sha256(utf8(text)))
+export const sha256Hex = (text: string, digests: DigestFunctions = portableDigests): string =>
+  encodeHexLowerCase(digests.sha256(utf8(text)))
 
-export const csrfTokenOf = (sessionSecret: string): string =>
-  encodeBase64urlNoPadding(hmac(SHA256, utf8(sessionSecret), utf8("hush csrf v1")))
+export const csrfTokenOf = (sessionSecret: string, digests: DigestFunctions = portableDigests): string =>
+  encodeBase64urlNoPadding(digests.hmacSha256(utf8(sessionSecret), utf8("hush csrf v1")))
 
 /** Equality in time independent of where the strings differ. */
 export const sameSecret = (a: string, b: string): boolean => {

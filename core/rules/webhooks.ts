@@ -7,7 +7,6 @@
  *   (next step of the schedule) | failed (schedule spent, or endpoint disabled). A lease that
  *   lapses (a worker killed mid-delivery) leaves the delivery pending: any worker claims it again.
  */
-import { sha256 } from "@oslojs/crypto/sha2"
 import { encodeBase64 } from "@oslojs/encoding"
 import { Data, Either } from "effect"
 import { Webhook } from "standardwebhooks"
@@ -16,7 +15,7 @@ import { WEBHOOK_EVENT_TYPES } from "../domain/enums.js"
 import { WebhookAttemptRecord, WebhookDeliveryRecord, WebhookEndpointRecord } from "../domain/records.js"
 import { excerpt, InvalidRequest } from "../errors.js"
 import { DAY, HOUR, MINUTE, SECOND } from "../time.js"
-import { utf8 } from "./secrets.js"
+import { type DigestFunctions, portableDigests, utf8 } from "./secrets.js"
 
 /** An account has at most this many endpoints per mode. */
 export const MAX_WEBHOOK_ENDPOINTS = 16
@@ -90,8 +89,8 @@ export const checkEventTypes = (requested: ReadonlyArray<string>): Either.Either
  * A Standard Webhooks secret (`whsec_` + base64 of 32 bytes) from one of the IdGenerator's
  * secrets (256 random bits as base32 text): its SHA-256 keeps all of the randomness.
  */
-export const webhookSecretFrom = (randomSecret: string): string =>
-  `whsec_${encodeBase64(sha256(utf8(randomSecret)))}`
+export const webhookSecretFrom = (randomSecret: string, digests: DigestFunctions = portableDigests): string =>
+  `whsec_${encodeBase64(digests.sha256(utf8(randomSecret)))}`
 
 /** The three Standard Webhooks headers of one attempt: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`. */
 export const signedHeaders = (secret: string, messageId: string, atMillis: number, body: string) => ({

@@ -9,6 +9,7 @@ import { IdGenerator } from "../ports/ids.js"
 import { AccountRepo, KeyRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import { UserRepo } from "../ports/users.js"
+import { Digests } from "../ports/digests.js"
 import { type AccountEvent, applyAccountEvent, formatKey, hashKey, keyDisplay, resolveScopes } from "../rules/index.js"
 import { checkEmail } from "../rules/users.js"
 import { addCredit } from "./wallet.js"
@@ -79,7 +80,7 @@ export const createKey = (
       accountId,
       name: request.name ?? "",
       mode: request.mode,
-      hash: hashKey(key),
+      hash: hashKey(key, yield* Digests),
       ...keyDisplay(request.mode, secret),
       scopes: [...resolveScopes(request.scopes)],
       createdAt: yield* Clock.currentTimeMillis,

@@ -10,13 +10,14 @@ import { Effect, Option } from "effect"
 import { type AccountSettings, AccountSettingsConfig } from "../domain/account-settings.js"
 import { UserRecord } from "../domain/users.js"
 import { InvalidRequest, RateLimited, Unauthorized } from "../errors.js"
+import { Digests } from "../ports/digests.js"
 import { PasswordHasher } from "../ports/password-hasher.js"
 import { type RateDecision, RateLimiter, type RateLimitBucket } from "../ports/rate-limiter.js"
 import { AccountRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import { UserRepo } from "../ports/users.js"
 import { rateNetworkOf } from "../rules/ip-address.js"
-import { sha256Hex } from "../rules/secrets.js"
+import { type DigestFunctions, sha256Hex } from "../rules/secrets.js"
 import { emailKey } from "../rules/users.js"
 import { HOUR } from "../time.js"
 import { createAccountWithUser } from "./accounts.js"
@@ -38,8 +39,8 @@ const rateLimited = (decision: RateDecision, what: string) =>
   new RateLimited({ detail: `${what}; retry after ${decision.retryAfterSeconds} s`, retryAfterSeconds: decision.retryAfterSeconds })
 
 /** The failed-login buckets of an address and an IP. */
-const loginBuckets = (settings: AccountSettings, email: string, ip: string) => [
-  bucket(`login-failures:address:${sha256Hex(emailKey(email)).slice(0, 32)}`, settings.failedLoginsPerAddress, settings.failedLoginWindowMs),
+const loginBuckets = (settings: AccountSettings, digests: DigestFunctions, email: string, ip: string) => [
+  bucket(`login-failures:address:${sha256Hex(emailKey(email), digests).slice(0, 32)}`, settings.failedLoginsPerAddress, settings.failedLoginWindowMs),
   bucket(`login-failures:ip:${rateNetworkOf(ip)}`, settings.failedLoginsPerIp, settings.failedLoginWindowMs)
 ]
 
@@ -49,7 +50,7 @@ const TOO_MANY_FAILURES = "too many failed sign-ins for this address or network"
 const checkLoginBudget = (email: string, client: ClientInfo) =>
   Effect.gen(function*() {
     const limiter = yield* RateLimiter
-    for (const b of loginBuckets(yield* AccountSettingsConfig, email, client.ip)) {
+    for (const b of loginBuckets(yield* AccountSettingsConfig, yield* Digests, email, client.ip)) {
       const decision = yield* limiter.peek(b)
       if (!decision.allowed) return yield* rateLimited(decision, TOO_MANY_FAILURES)
     }
@@ -59,7 +60,7 @@ const checkLoginBudget = (email: string, client: ClientInfo) =>
 const countLoginFailure = (email: string, client: ClientInfo) =>
   Effect.gen(function*() {
     const limiter = yield* RateLimiter
-    for (const b of loginBuckets(yield* AccountSettingsConfig, email, client.ip)) {
+    for (const b of loginBuckets(yield* AccountSettingsConfig, yield* Digests, email, client.ip)) {
       const decision = yield* limiter.take(b)
       if (!decision.allowed) return yield* rateLimited(decision, TOO_MANY_FAILURES)
     }

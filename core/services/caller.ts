@@ -3,6 +3,7 @@ import { ALL_SCOPES } from "../domain/enums.js"
 import type { Actor, Caller } from "../domain/caller.js"
 import { type AccountRecord, KeyRecord } from "../domain/records.js"
 import { type AccountFrozen, Unauthorized } from "../errors.js"
+import { Digests } from "../ports/digests.js"
 import { KeyRepo } from "../ports/repositories.js"
 import { checkKeyedAccess, hashKey, parseKey } from "../rules/index.js"
 import { MINUTE } from "../time.js"
@@ -36,7 +37,7 @@ export const authenticateWith = (keys: KeyRepo["Type"], authorization: string | 
     if (match === null) return yield* unauthorized("the Authorization header must be 'Bearer <API key>'")
     const presented = match[1]!
     if (parseKey(presented) === null) return yield* unauthorized("the API key is malformed")
-    const found = yield* keys.findByHashWithAccount(hashKey(presented))
+    const found = yield* keys.findByHashWithAccount(hashKey(presented, yield* Digests))
     if (Option.isNone(found) || found.value.key.revokedAt !== null) {
       return yield* unauthorized("the API key is unknown or has been revoked")
     }

@@ -2,27 +2,26 @@
  * Opaque page cursors: the keyset position, bound to the account and mode that asked for it
  * and signed with HMAC-SHA256, so a tampered or borrowed cursor is `400 invalid_request`.
  */
-import { hmac } from "@oslojs/crypto/hmac"
-import { SHA256 } from "@oslojs/crypto/sha2"
 import { constantTimeEqual } from "@oslojs/crypto/subtle"
 import { decodeBase64urlIgnorePadding, encodeBase64urlNoPadding } from "@oslojs/encoding"
 import { Effect } from "effect"
 import { DeploymentSecrets } from "../domain/deployment.js"
 import { InvalidRequest } from "../errors.js"
-import { utf8 } from "../rules/secrets.js"
+import { Digests } from "../ports/digests.js"
+import { type DigestFunctions, utf8 } from "../rules/secrets.js"
 
 export interface CursorPosition {
   readonly createdAt: number
   readonly id: string
 }
 
-const mac = (key: Uint8Array, scope: string, payload: string) => hmac(SHA256, key, utf8(`${scope}\n${payload}`))
+const mac = (digests: DigestFunctions, key: Uint8Array, scope: string, payload: string) => digests.hmacSha256(key, utf8(`${scope}\n${payload}`))
 
 /** Any JSON position, signed for the scope. */
 const encodeSigned = (scope: string, position: unknown) =>
-  Effect.map(DeploymentSecrets, ({ cursorKey }) => {
+  Effect.map(Effect.zip(DeploymentSecrets, Digests), ([{ cursorKey }, digests]) => {
     const payload = encodeBase64urlNoPadding(utf8(JSON.stringify(position)))
-    return `${payload}.${encodeBase64urlNoPadding(mac(cursorKey, scope, payload))}`
+    return `${payload}.${encodeBase64urlNoPadding(mac(digests, cursorKey, scope, payload))}`
   })
 
 const invalidCursor = () =>
@@ -30,12 +29,12 @@ const invalidCursor = () =>
 
 /** The signed position, checked by `read` (which throws on a wrong shape). */
 const decodeSigned = <A>(scope: string, cursor: string, read: (position: unknown) => A) =>
-  Effect.flatMap(DeploymentSecrets, ({ cursorKey }) =>
+  Effect.flatMap(Effect.zip(DeploymentSecrets, Digests), ([{ cursorKey }, digests]) =>
     Effect.try({
       try: () => {
         const [payload, signature, ...rest] = cursor.split(".")
         if (payload === undefined || signature === undefined || rest.length > 0) throw invalidCursor()
-        if (!constantTimeEqual(decodeBase64urlIgnorePadding(signature), mac(cursorKey, scope, payload))) throw invalidCursor()
+        if (!constantTimeEqual(decodeBase64urlIgnorePadding(signature), mac(digests, cursorKey, scope, payload))) throw invalidCursor()
         return read(JSON.parse(new TextDecoder().decode(decodeBase64urlIgnorePadding(payload))))
       },
       catch: () => invalidCursor()

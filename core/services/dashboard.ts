@@ -10,6 +10,7 @@ import { AccountRecord, IdempotencyRecord, type KeyRecord } from "../domain/reco
 import { excerpt, Forbidden, IdempotencyKeyReused, type InvalidRequest, NotFound } from "../errors.js"
 import { AccountRepo, IdempotencyRepo, KeyRepo, WalletRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
+import { Digests } from "../ports/digests.js"
 import { checkIdempotencyKey, isRecordableStatus } from "../rules/idempotency.js"
 import { sha256Hex } from "../rules/secrets.js"
 import { checkCanCreateKey, checkKeyLimit } from "../rules/users.js"
@@ -105,7 +106,7 @@ export const createDashboardKey = (
     const accountId = signedIn.account.id
     const repo = yield* IdempotencyRepo
     const now = yield* Clock.currentTimeMillis
-    const fingerprint = sha256Hex(JSON.stringify([request.mode, request.name, request.scopes ?? null]))
+    const fingerprint = sha256Hex(JSON.stringify([request.mode, request.name, request.scopes ?? null]), yield* Digests)
     const begun = yield* repo.begin(new IdempotencyRecord({
       accountId, mode: "live", key, method: "POST", path: KEYS_PATH, fingerprint, state: "running",
       responseStatus: null, responseBody: null, responseHeaders: null,

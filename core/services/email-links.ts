@@ -12,6 +12,7 @@ import { Mailer } from "../ports/mailer.js"
 import { PasswordHasher } from "../ports/password-hasher.js"
 import { transactionally } from "../ports/transactor.js"
 import { EmailTokenRepo, UserRepo } from "../ports/users.js"
+import { Digests } from "../ports/digests.js"
 import { checkTokenUse, unusableLink } from "../rules/email-tokens.js"
 import { isWellFormedSecret, sha256Hex } from "../rules/secrets.js"
 import { emailKey, isVerified } from "../rules/users.js"
@@ -36,11 +37,12 @@ const issueLink = (user: UserRecord, purpose: EmailTokenPurpose) =>
   Effect.gen(function*() {
     const settings = yield* AccountSettingsConfig
     const secret = (yield* IdGenerator).secret()
+    const digests = yield* Digests
     const now = yield* Clock.currentTimeMillis
     const ttl = purpose === "verify_email" ? settings.verifyTokenTtlMs : settings.resetTokenTtlMs
     yield* Effect.flatMap(EmailTokenRepo, (tokens) =>
       tokens.insert(new EmailTokenRecord({
-        hash: sha256Hex(secret), userId: user.id, purpose, email: user.email, createdAt: now, expiresAt: now + ttl, usedAt: null
+        hash: sha256Hex(secret, digests), userId: user.id, purpose, email: user.email, createdAt: now, expiresAt: now + ttl, usedAt: null
       })))
     return `${settings.publicBaseUrl}/${PAGES[purpose]}?token=${secret}`
   })
@@ -73,7 +75,7 @@ export const resendVerification = (user: UserRecord) =>
 const takeToken = (token: string, purpose: EmailTokenPurpose, now: number) =>
   Effect.gen(function*() {
     const found = isWellFormedSecret(token)
-      ? yield* Effect.flatMap(EmailTokenRepo, (tokens) => tokens.use(sha256Hex(token), purpose, now))
+      ? yield* Effect.flatMap(Effect.zip(EmailTokenRepo, Digests), ([tokens, digests]) => tokens.use(sha256Hex(token, digests), purpose, now))
       : Option.none()
     return { found, use: checkTokenUse(found, now) }
   })

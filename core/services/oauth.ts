@@ -21,6 +21,7 @@ import { KeyRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import { OAuthRepo, UserRepo } from "../ports/users.js"
 import { WebhookRepo } from "../ports/webhooks.js"
+import { Digests } from "../ports/digests.js"
 import { sameSecret, sha256Hex } from "../rules/secrets.js"
 import { emailKey, isVerified } from "../rules/users.js"
 import { createAccountWithUser } from "./accounts.js"
@@ -71,6 +72,7 @@ export const startOAuth = (
     const connectUser = request.connect ? Option.some((yield* authenticateSession(presentedSession)).user) : Option.none<UserRecord>()
     const ids = yield* IdGenerator
     const settings = yield* AccountSettingsConfig
+    const digests = yield* Digests
     const now = yield* Clock.currentTimeMillis
     const state = ids.secret()
     const codeVerifier = ids.secret()
@@ -80,7 +82,7 @@ export const startOAuth = (
     const expiresAt = now + settings.oauthStateTtlMs
     yield* Effect.flatMap(OAuthRepo, (repo) =>
       repo.insertState(new OAuthStateRecord({
-        hash: sha256Hex(state), provider: name, codeVerifier, acceptTerms: request.acceptTerms,
+        hash: sha256Hex(state, digests), provider: name, codeVerifier, acceptTerms: request.acceptTerms,
         connectUserId: Option.getOrNull(Option.map(connectUser, (u) => u.id)), createdAt: now, expiresAt
       })))
     return { authorizeUrl, state, expiresAt }
@@ -136,7 +138,7 @@ export const finishOAuth = (
     if (params.state === undefined || params.state === "") return failed("invalid_state")
     const repo = yield* OAuthRepo
     // taken first: a state works once, whatever happens next
-    const stored = yield* repo.takeState(sha256Hex(params.state))
+    const stored = yield* repo.takeState(sha256Hex(params.state, yield* Digests))
     const now = yield* Clock.currentTimeMillis
     if (
       browserState === undefined || !sameSecret(browserState, params.state) || Option.isNone(stored) ||

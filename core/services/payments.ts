@@ -15,6 +15,7 @@ import { IdGenerator } from "../ports/ids.js"
 import { CheckoutRepo, PaymentEventRepo, PaymentProvider } from "../ports/payments.js"
 import { AccountRepo, IdempotencyRepo, WalletRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
+import { Digests } from "../ports/digests.js"
 import { applyAccountEvent } from "../rules/accounts.js"
 import { checkIdempotencyKey } from "../rules/idempotency.js"
 import { checkCheckoutAmount, closeDispute, newlyRefunded } from "../rules/payments.js"
@@ -67,7 +68,7 @@ export const startCheckout = (signedIn: SignedIn, amountMicros: number, idempote
     const accountId = signedIn.account.id
     const repo = yield* IdempotencyRepo
     const now = yield* Clock.currentTimeMillis
-    const fingerprint = sha256Hex(String(amountMicros))
+    const fingerprint = sha256Hex(String(amountMicros), yield* Digests)
     const begun = yield* repo.begin(new IdempotencyRecord({
       accountId, mode: "live", key, method: "POST", path: CHECKOUT_PATH, fingerprint, state: "running",
       responseStatus: null, responseBody: null, responseHeaders: null,

@@ -6,17 +6,16 @@
  * insert under it finds that first attempt's record instead of making a second one
  * (decisions.md, Faults).
  */
-import { hmac } from "@oslojs/crypto/hmac"
-import { SHA256 } from "@oslojs/crypto/sha2"
-import { encodeBase32LowerCaseNoPadding } from "@oslojs/encoding"
 import { Data, Effect } from "effect"
 import type { Actor } from "../domain/caller.js"
 import { DeploymentSecrets } from "../domain/deployment.js"
+import { Digests } from "../ports/digests.js"
+import { encodeBase32LowerCaseNoPadding } from "../rules/base32.js"
 import { utf8 } from "../rules/secrets.js"
 
 export const idOfIdempotencyKey = (kind: "job" | "file", caller: Pick<Actor, "accountId" | "mode">, idempotencyKey: string) =>
-  Effect.map(DeploymentSecrets, (secrets) =>
-    `${kind}_${encodeBase32LowerCaseNoPadding(hmac(SHA256, secrets.cursorKey, utf8(
+  Effect.map(Effect.zip(DeploymentSecrets, Digests), ([secrets, digests]) =>
+    `${kind}_${encodeBase32LowerCaseNoPadding(digests.hmacSha256(secrets.cursorKey, utf8(
       `hush ${kind} id v1\n${caller.accountId}\n${caller.mode}\n${idempotencyKey}`
     )).subarray(0, 15))}`)
 

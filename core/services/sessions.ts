@@ -9,6 +9,7 @@ import type { SignedIn } from "../domain/caller.js"
 import { AccountSettingsConfig } from "../domain/account-settings.js"
 import { SessionRecord } from "../domain/users.js"
 import { Unauthorized } from "../errors.js"
+import { Digests } from "../ports/digests.js"
 import { IdGenerator } from "../ports/ids.js"
 import { AccountRepo } from "../ports/repositories.js"
 import { SessionRepo, UserRepo } from "../ports/users.js"
@@ -29,16 +30,17 @@ export const startSession = (userId: string) =>
     const secret = (yield* IdGenerator).secret()
     const now = yield* Clock.currentTimeMillis
     const settings = yield* AccountSettingsConfig
-    const session = new SessionRecord({ idHash: sha256Hex(secret), userId, createdAt: now, lastSeenAt: now })
+    const digests = yield* Digests
+    const session = new SessionRecord({ idHash: sha256Hex(secret, digests), userId, createdAt: now, lastSeenAt: now })
     yield* Effect.flatMap(SessionRepo, (sessions) => sessions.insert(session))
-    return { secret, csrfToken: csrfTokenOf(secret), expiresAt: now + settings.sessionAbsoluteMs, session } satisfies StartedSession
+    return { secret, csrfToken: csrfTokenOf(secret, digests), expiresAt: now + settings.sessionAbsoluteMs, session } satisfies StartedSession
   })
 
 /** Ends the session a cookie names, if it names one (logout; the old session at a new login). */
 export const endSession = (secret: string | undefined) =>
   secret === undefined || !isWellFormedSecret(secret)
     ? Effect.void
-    : Effect.flatMap(SessionRepo, (sessions) => sessions.delete(sha256Hex(secret)))
+    : Effect.flatMap(Effect.zip(SessionRepo, Digests), ([sessions, digests]) => sessions.delete(sha256Hex(secret, digests)))
 
 /** Every session of the user but `except` (a session hash). */
 export const endUserSessions = (userId: string, except?: string) =>
@@ -55,7 +57,8 @@ export const authenticateSession = (secret: string | undefined) =>
     if (secret === undefined || !isWellFormedSecret(secret)) return yield* signInFirst()
     const sessions = yield* SessionRepo
     const settings = yield* AccountSettingsConfig
-    const found = yield* sessions.get(sha256Hex(secret))
+    const digests = yield* Digests
+    const found = yield* sessions.get(sha256Hex(secret, digests))
     if (Option.isNone(found)) return yield* signInFirst("the session has ended or never existed; sign in again")
     const session = found.value
     const now = yield* Clock.currentTimeMillis
@@ -73,7 +76,7 @@ export const authenticateSession = (secret: string | undefined) =>
     }
     const current = needsTouch(session, now) ? new SessionRecord({ ...session, lastSeenAt: now }) : session
     if (current !== session) yield* sessions.touch(session.idHash, now)
-    return { session: current, user: user.value, account: account.value, csrfToken: csrfTokenOf(secret) } satisfies SignedIn
+    return { session: current, user: user.value, account: account.value, csrfToken: csrfTokenOf(secret, digests) } satisfies SignedIn
   })
 
 /** When the session ends if unused from now on (for a cookie's Max-Age). */

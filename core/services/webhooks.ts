@@ -13,6 +13,7 @@ import { IdGenerator } from "../ports/ids.js"
 import { WalletRepo } from "../ports/repositories.js"
 import { transactionally } from "../ports/transactor.js"
 import { type EndpointRefused, WebhookRepo, WebhookSender } from "../ports/webhooks.js"
+import { Digests } from "../ports/digests.js"
 import { requireScope } from "../rules/keys.js"
 import {
   checkEndpointUrl, checkEventTypes, eventBody, MAX_WEBHOOK_DESCRIPTION_LENGTH, MAX_WEBHOOK_ENDPOINTS, subscribes,
@@ -97,7 +98,7 @@ export const createEndpoint = (caller: Actor, request: NewEndpoint) =>
       url: url.href,
       events,
       description,
-      secret: webhookSecretFrom(ids.secret()),
+      secret: webhookSecretFrom(ids.secret(), yield* Digests),
       status: "enabled",
       createdAt: yield* Clock.currentTimeMillis,
       failingSince: null,

@@ -12,7 +12,8 @@ import { Clock, Effect, Scope } from "effect"
 import type { Mode } from "../../../../core/domain/enums.js"
 import { IdempotencyRecord } from "../../../../core/domain/records.js"
 import { excerpt, IdempotencyKeyReused, InvalidRequest } from "../../../../core/errors.js"
-import { sha256Hex } from "../../../../core/rules/secrets.js"
+import { Digests } from "../../../../core/ports/digests.js"
+import { type DigestFunctions, sha256Hex } from "../../../../core/rules/secrets.js"
 import type { IdempotencyRepo } from "../../../../core/ports/repositories.js"
 import { answerHeaderOf } from "./request-facts.js"
 
@@ -25,7 +26,7 @@ export const checkIdempotencyKey = (key: string) =>
       status: 400, field: "Idempotency-Key", detail: "the Idempotency-Key header must be 1 to 255 printable ASCII characters"
     }))
 
-const fingerprint = (method: string, path: string, body: string) => sha256Hex(`${method}\n${path}\n${body}`)
+const fingerprint = (digests: DigestFunctions, method: string, path: string, body: string) => sha256Hex(`${method}\n${path}\n${body}`, digests)
 
 /** Headers worth replaying: the rest (request id, rate limits) belong to the new request. */
 const REPLAYED_HEADERS = ["location", "retry-after"]
@@ -73,7 +74,7 @@ export interface IdempotentRequest {
 export const idempotent = (repo: IdempotencyRepo["Type"], ttlMs: number, request: IdempotentRequest) =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
-    const print = fingerprint(request.method, request.path, request.body)
+    const print = fingerprint(yield* Digests, request.method, request.path, request.body)
     const { accountId, mode, key } = request
     const begun = yield* repo.begin(new IdempotencyRecord({
       accountId, mode, key, method: request.method, path: request.path,

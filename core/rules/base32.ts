@@ -1,8 +1,10 @@
 /**
  * RFC 4648 base32, lower case, no padding: what `@oslojs/encoding`'s
- * `encodeBase32LowerCaseNoPadding` writes (test/adapters/webcrypto/ids.test.ts holds them equal), with plain
+ * `encodeBase32LowerCaseNoPadding` writes (test/core/rules/base32.test.ts holds them equal), with plain
  * integer arithmetic. oslo's goes through a BigInt per 5 bytes, and every request pays for
- * one id: 1.5 % of a health check's CPU (measured), for 15 bytes.
+ * one id: 1.5 % of a health check's CPU (measured), for 15 bytes. The random ids
+ * (adapters/webcrypto) and the ids derived from an Idempotency-Key (core/services/request-ids.ts)
+ * both write theirs with it.
  */
 const ALPHABET = "abcdefghijklmnopqrstuvwxyz234567"
 
