@@ -58,12 +58,12 @@ export const completeUpload = (file: FileRecord, now: number): Either.Either<Fil
       detail: `the upload window of file ${file.id} closed at ${new Date(file.uploadExpiresAt).toISOString()}; create a new file`
     }))
   }
-  return Either.right(new FileRecord({ ...file, status: "validating", completedAt: now }))
+  return Either.right(FileRecord.copy(file, { status: "validating", completedAt: now }))
 }
 
 export const markReady = (file: FileRecord, durationSeconds: number, now: number): FileRecord =>
   file.status === "validating"
-    ? new FileRecord({ ...file, status: "ready", durationSeconds, readyAt: now, error: null })
+    ? FileRecord.copy(file, { status: "ready", durationSeconds, readyAt: now, error: null })
     : file
 
 /**
@@ -100,8 +100,7 @@ export const declaredDurationVerdict = (file: { readonly mode: Mode; readonly si
 
 export const markRejected = (file: FileRecord, message: string, now: number): FileRecord =>
   file.status === "validating"
-    ? new FileRecord({
-      ...file,
+    ? FileRecord.copy(file, {
       status: "rejected",
       rejectedAt: now,
       error: new FileErrorRecord({ code: "invalid_audio", message })

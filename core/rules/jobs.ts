@@ -27,7 +27,7 @@ export const isActive = (status: JobStatus): boolean => status === "queued" || s
 
 export const cancel = (job: JobRecord, now: number): Either.Either<JobRecord, JobNotCancelable> =>
   job.status === "queued"
-    ? Either.right(new JobRecord({ ...job, status: "canceled", finishedAt: now, leaseOwner: null, leaseExpiresAt: null }))
+    ? Either.right(JobRecord.copy(job, { status: "canceled", finishedAt: now, leaseOwner: null, leaseExpiresAt: null }))
     : Either.left(new JobNotCancelable({
       detail: job.status === "processing"
         ? `job ${job.id} has already started processing and can no longer be canceled`
@@ -38,8 +38,7 @@ export const claim = (
   job: JobRecord, now: number, owner: string, leaseMs: number
 ): Either.Either<JobRecord, JobTransitionRefused> =>
   job.status === "queued"
-    ? Either.right(new JobRecord({
-      ...job,
+    ? Either.right(JobRecord.copy(job, {
       status: "processing",
       progress: 0,
       attempts: job.attempts + 1,
@@ -55,8 +54,7 @@ export const heartbeat = (
   job: JobRecord, owner: string, now: number, leaseMs: number, progress?: number
 ): Either.Either<JobRecord, JobTransitionRefused> =>
   holdsLease(job, owner)
-    ? Either.right(new JobRecord({
-      ...job,
+    ? Either.right(JobRecord.copy(job, {
       leaseExpiresAt: now + leaseMs,
       // progress only rises, and reaches 1 only on success
       progress: progress === undefined ? job.progress : Math.max(job.progress, Math.min(progress, 0.99))
@@ -69,8 +67,7 @@ export const succeed = (
   result: { readonly output: JobOutputRecord; readonly chargedMicros: number; readonly ledgerTxnId: string | null; readonly now: number }
 ): Either.Either<JobRecord, JobTransitionRefused> =>
   holdsLease(job, owner)
-    ? Either.right(new JobRecord({
-      ...job,
+    ? Either.right(JobRecord.copy(job, {
       status: "succeeded",
       progress: 1,
       output: result.output,
@@ -96,8 +93,7 @@ export const fail = (job: JobRecord, owner: string, code: JobErrorCode, now: num
   holdsLease(job, owner) ? Either.right(failed(job, code, now)) : refuse(job, "fail")
 
 const failed = (job: JobRecord, code: JobErrorCode, now: number) =>
-  new JobRecord({
-    ...job,
+  JobRecord.copy(job, {
     status: "failed",
     error: new JobErrorRecord({ code, message: JOB_ERROR_MESSAGES[code] }),
     chargedMicros: null,
@@ -112,14 +108,14 @@ export const lapse = (job: JobRecord, now: number, maxAttempts: number): Either.
   return Either.right(
     job.attempts >= maxAttempts
       ? failed(job, "internal_error", now)
-      : new JobRecord({ ...job, status: "queued", progress: 0, leaseOwner: null, leaseExpiresAt: null })
+      : JobRecord.copy(job, { status: "queued", progress: 0, leaseOwner: null, leaseExpiresAt: null })
   )
 }
 
 /** The lease holder gives the job back unfinished (it is shutting down): queued again, that claim not counted. */
 export const handBack = (job: JobRecord, owner: string): Either.Either<JobRecord, JobTransitionRefused> =>
   holdsLease(job, owner)
-    ? Either.right(new JobRecord({
-      ...job, status: "queued", progress: 0, attempts: job.attempts - 1, leaseOwner: null, leaseExpiresAt: null
+    ? Either.right(JobRecord.copy(job, {
+      status: "queued", progress: 0, attempts: job.attempts - 1, leaseOwner: null, leaseExpiresAt: null
     }))
     : refuse(job, "hand back")

@@ -123,7 +123,7 @@ export const claimDelivery = (
   delivery: WebhookDeliveryRecord, now: number, owner: string, leaseMs: number
 ): Either.Either<WebhookDeliveryRecord, DeliveryTransitionRefused> =>
   isDue(delivery, now)
-    ? Either.right(new WebhookDeliveryRecord({ ...delivery, leaseOwner: owner, leaseExpiresAt: now + leaseMs }))
+    ? Either.right(WebhookDeliveryRecord.copy(delivery, { leaseOwner: owner, leaseExpiresAt: now + leaseMs }))
     : Either.left(new DeliveryTransitionRefused({ deliveryId: delivery.id, move: "claim" }))
 
 /**
@@ -141,8 +141,7 @@ export const recordAttempt = (
   const delivered = isDelivered(attempt)
   const spent = attempts.length >= MAX_WEBHOOK_ATTEMPTS || endpointDisabled
   const done = delivered || spent
-  return Either.right(new WebhookDeliveryRecord({
-    ...delivery,
+  return Either.right(WebhookDeliveryRecord.copy(delivery, {
     attempts,
     status: delivered ? "succeeded" : spent ? "failed" : "pending",
     nextAttemptAt: done ? null : attempt.at + RETRY_DELAYS_MS[attempts.length - 1]!,
@@ -155,7 +154,7 @@ export const recordAttempt = (
 /** The lease holder gives the delivery back unsent (it is shutting down): due again at once, for any worker. */
 export const releaseLease = (delivery: WebhookDeliveryRecord, owner: string): Either.Either<WebhookDeliveryRecord, DeliveryTransitionRefused> =>
   holdsLease(delivery, owner)
-    ? Either.right(new WebhookDeliveryRecord({ ...delivery, leaseOwner: null, leaseExpiresAt: null }))
+    ? Either.right(WebhookDeliveryRecord.copy(delivery, { leaseOwner: null, leaseExpiresAt: null }))
     : Either.left(new DeliveryTransitionRefused({ deliveryId: delivery.id, move: "release" }))
 
 /** A delivery whose endpoint is gone or disabled ends without sending. */

@@ -167,7 +167,7 @@ const renewUpload = (file: FileRecord) =>
       partSize: file.multipart?.partSize
     }).pipe(Effect.orDie)
     if (file.multipart === null || target._tag !== "Multipart") return { file, upload: target, expiresAt: file.uploadExpiresAt }
-    const renewed = new FileRecord({ ...file, multipart: new MultipartState({ ...file.multipart, uploadId: target.uploadId }) })
+    const renewed = FileRecord.copy(file, { multipart: new MultipartState({ ...file.multipart, uploadId: target.uploadId }) })
     yield* Effect.flatMap(FileRepo, (files) => files.update(renewed))
     yield* blobs.abortMultipart({ key: stagingKeyOf(file.id), uploadId: file.multipart.uploadId }).pipe(Effect.ignore)
     return { file: renewed, upload: target, expiresAt: file.uploadExpiresAt }

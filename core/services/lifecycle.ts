@@ -53,7 +53,7 @@ export const sweepLifecycle = Effect.gen(function*() {
     if (job.output === null) continue
     // every test-mode job shares the shipped sample: it is never deleted
     if (!Object.values(sample).some((stored) => stored.storageKey === job.output!.storageKey)) yield* blobs.delete(job.output.storageKey)
-    yield* jobs.update(new JobRecord({ ...job, output: new JobOutputRecord({ ...job.output, deletedAt: now }) }))
+    yield* jobs.update(JobRecord.copy(job, { output: new JobOutputRecord({ ...job.output, deletedAt: now }) }))
     expiredOutputs++
   }
   // staging objects are read only while their file is uploading: any other is never read again

@@ -256,7 +256,7 @@ export const capture = (
   expireDueInto(b, now)
   const open = openHoldOf(b.current, jobId)
   if (open === undefined) return Either.left(new HoldNotOpen({ jobId }))
-  b.putHold(new HoldRecord({ ...open, status: "captured", resolvedAt: now }))
+  b.putHold(HoldRecord.copy(open, { status: "captured", resolvedAt: now }))
   for (const draw of open.draws) {
     const lot = b.current.lots.find((l) => l.id === draw.lotId)
     if (lot === undefined) throw new Error(`hold ${open.id} draws on unknown lot ${draw.lotId}`)
@@ -277,7 +277,7 @@ export const release = (
   expireDueInto(b, now)
   const open = openHoldOf(b.current, jobId)
   if (open === undefined) return Either.left(new HoldNotOpen({ jobId }))
-  b.putHold(new HoldRecord({ ...open, status: "released", resolvedAt: now }))
+  b.putHold(HoldRecord.copy(open, { status: "released", resolvedAt: now }))
   b.entry({ kind: "release", reason, balanceDelta: 0, reservedDelta: -open.amountMicros, jobId })
   for (const draw of open.draws) {
     const lot = b.current.lots.find((l) => l.id === draw.lotId)

@@ -40,6 +40,17 @@ describe("RecordClass", () => {
     expect(Either.isLeft(Schema.decodeUnknownEither(Outer)({ id: "a", inner: { n: "2" }, maybe: null }))).toBe(true)
   })
 
+  it("copies with changes: an instance of the class, the rest kept, each change checked, the record untouched", () => {
+    const outer = new Outer({ id: "a", inner: new Inner({ n: 1 }), maybe: null })
+    const copied = Outer.copy(outer, { maybe: new Inner({ n: 2 }) })
+    expect(copied).toBeInstanceOf(Outer)
+    expect(copied).toEqual(new Outer({ id: "a", inner: new Inner({ n: 1 }), maybe: new Inner({ n: 2 }) }))
+    expect(outer.maybe).toBeNull()
+    expect(() => Outer.copy(outer, { id: 1 as unknown as string })).toThrow(/Outer \(changes\)/)
+    expect(() => Outer.copy(outer, { inner: { n: 1.5 } as Inner })).toThrow(ParseResult.ParseError)
+    expect(() => Outer.copy(outer, { id: undefined as unknown as string })).toThrow(ParseResult.ParseError)
+  })
+
   it("refuses fields with constructor defaults, which it would validate before merging", () => {
     expect(() => RecordClass("Defaulted")({ n: Schema.Int.pipe(Schema.propertySignature, Schema.withConstructorDefault(() => 1)) }))
       .toThrow(/property signatures/)
